@@ -1,0 +1,30 @@
+# Set-up is part of every target: .venv is created when missing and filled from the requirement files.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+export PYTHONPATH := $(CURDIR)/lambdas:$(CURDIR)
+
+.PHONY: run test synth bench clean
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/fmquality run --dataset datasets/mangaassist/golden.jsonl --catalog datasets/mangaassist/catalog.json --out runs/latest
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 tests
+
+synth: $(STAMP)
+	$(BIN)/python app.py
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) cdk.out runs .pytest_cache

@@ -1,0 +1,117 @@
+"""Composite: the intent-weighted score of one item, its hard failures and its pass/fail."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fmquality.models import DIMENSIONS, DimensionScore, EvaluationResult, HardFailure, JudgeUsage, TestCase
+
+if TYPE_CHECKING:
+    from fmquality.rubric import Rubric
+
+
+def _dedupe(failures: list[HardFailure]) -> list[HardFailure]:
+    seen: set[tuple[str, str]] = set()
+    out: list[HardFailure] = []
+    for failure in failures:
+        key = (failure.rule, failure.detail)
+        if key not in seen:
+            seen.add(key)
+            out.append(failure)
+    return out
+
+
+def combine(
+    case: TestCase,
+    rubric: "Rubric",
+    scores: dict[str, DimensionScore],
+    run_id: str | None = None,
+) -> EvaluationResult:
+    """Weigh the four dimension scores with the intent's weights and decide pass/fail.
+
+    An item with any unscored dimension is "unscored": it has no composite and does not pass.
+    Hard failures fail the item whatever its composite.
+    """
+    intent = case.intent.value
+    threshold = rubric.threshold_for(intent)
+    weights = rubric.weights_for(intent)
+    missing = [d for d in DIMENSIONS if d not in scores]
+    if missing:
+        raise ValueError(f"{case.test_id}: composite needs all four dimensions, missing {missing}")
+
+    hard_failures = _dedupe([f for d in DIMENSIONS for f in scores[d].hard_failures])
+    usage = JudgeUsage()
+    for d in DIMENSIONS:
+        usage = usage.add(scores[d].usage)
+    calls = sum(scores[d].judge_calls for d in DIMENSIONS)
+    reasons: list[str] = []
+
+    unscored = [d for d in DIMENSIONS if scores[d].status == "unscored"]
+    composite: float | None = None
+    if unscored:
+        status = "unscored"
+        for d in unscored:
+            reasons.append(f"{d}: unscored ({scores[d].unscored_reason})")
+    else:
+        status = "scored"
+        composite = round(sum(weights[d] * (scores[d].score or 0.0) for d in DIMENSIONS), 4)
+        if composite < threshold:
+            reasons.append(f"composite {composite:.3f} below the {intent} threshold {threshold:.2f}")
+            # Name the sub-scores that pulled it down, worst first, so the reason is actionable.
+            weak = sorted(
+                ((v, d, n) for d in DIMENSIONS for n, v in scores[d].sub_scores.items() if v < threshold),
+            )
+            for value, d, n in weak[:4]:
+                reasons.append(f"{d}.{n} = {value:.2f}")
+    for failure in hard_failures:
+        where = f"{failure.dimension}.{failure.sub_score}" if failure.sub_score else failure.dimension
+        reasons.append(f"hard failure {failure.rule} ({where}): {failure.detail}")
+
+    passed = status == "scored" and not hard_failures and composite is not None and composite >= threshold
+    return EvaluationResult(
+        run_id=run_id,
+        test_id=case.test_id,
+        intent=intent,
+        locale=case.locale,
+        status=status,
+        passed=passed,
+        composite_score=composite,
+        threshold=threshold,
+        dimension_scores={d: scores[d] for d in DIMENSIONS},
+        hard_failures=hard_failures,
+        failure_reasons=reasons,
+        judge_calls=calls,
+        judge_usage=usage,
+        rubric_version=rubric.version,
+        tags=list(case.tags),
+        label=case.label,
+    )
+
+
+def error_result(case_or_id: TestCase | dict, rubric: "Rubric", error: str, run_id: str | None = None) -> EvaluationResult:
+    """The explicit record of an item whose evaluation failed: nothing is lost, nothing is scored."""
+    if isinstance(case_or_id, TestCase):
+        test_id, intent, locale, tags, label = (case_or_id.test_id, case_or_id.intent.value, case_or_id.locale,
+                                                list(case_or_id.tags), case_or_id.label)
+    else:
+        test_id = str(case_or_id.get("test_id", "<unknown>"))
+        intent = str(case_or_id.get("intent", "unknown"))
+        locale = str(case_or_id.get("locale", "en-US"))
+        tags = list(case_or_id.get("tags") or [])
+        label = case_or_id.get("label")
+    threshold = rubric.threshold_for(intent) if intent in rubric.intents else 1.0
+    return EvaluationResult(
+        run_id=run_id,
+        test_id=test_id,
+        intent=intent,
+        locale=locale,
+        status="error",
+        passed=False,
+        composite_score=None,
+        threshold=threshold,
+        failure_reasons=[f"error: {error}"],
+        rubric_version=rubric.version,
+        tags=tags,
+        label=label,
+        error=error,
+    )

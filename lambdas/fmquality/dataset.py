@@ -1,0 +1,144 @@
+"""Load and validate a JSON Lines dataset. Every bad line is reported with file, line, field and reason."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from fmquality.models import CatalogItem, TestCase
+
+
+class DatasetError(ValueError):
+    """The dataset cannot be used as a whole (unreadable, or bad lines without --skip-invalid)."""
+
+    def __init__(self, message: str, errors: list["LineError"] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or []
+
+
+class LineError(BaseModel):
+    file: str
+    line: int
+    field: str
+    reason: str
+    raw: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.field}: {self.reason}"
+
+
+@dataclass
+class LoadedDataset:
+    source: str
+    cases: list[TestCase] = field(default_factory=list)
+    errors: list[LineError] = field(default_factory=list)
+    # 1-based line number of each valid case, for messages later on.
+    line_of: dict[str, int] = field(default_factory=dict)
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "<line>"
+
+
+def parse_lines(lines: list[bytes], source: str, catalog: list[CatalogItem] | None = None) -> LoadedDataset:
+    """Validate raw lines. Blank lines are skipped; everything else is a case or an error."""
+    result = LoadedDataset(source=source)
+    seen: dict[str, int] = {}
+    for number, raw_bytes in enumerate(lines, start=1):
+        try:
+            raw = raw_bytes.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            result.errors.append(LineError(file=source, line=number, field="<line>",
+                                           reason=f"not valid UTF-8 (byte {exc.start}: {exc.reason})",
+                                           raw=raw_bytes.decode("utf-8", "replace")[:500]))
+            continue
+        raw = raw.lstrip("\ufeff").strip()
+        if not raw:
+            continue
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            result.errors.append(LineError(file=source, line=number, field="<line>",
+                                           reason=f"not valid JSON: {exc.msg} at column {exc.colno}", raw=raw[:500]))
+            continue
+        if not isinstance(data, dict):
+            result.errors.append(LineError(file=source, line=number, field="<line>",
+                                           reason="each line must be a JSON object", raw=raw[:500]))
+            continue
+        try:
+            case = TestCase.model_validate(data)
+        except ValidationError as exc:
+            for err in exc.errors():
+                reason = err["msg"]
+                if err["type"] == "enum":
+                    reason = f"{reason} (got {err.get('input')!r})"
+                result.errors.append(LineError(file=source, line=number, field=_field_path(err["loc"]),
+                                               reason=reason, raw=raw[:500]))
+            continue
+        if case.test_id in seen:
+            result.errors.append(LineError(file=source, line=number, field="test_id",
+                                           reason=f"duplicate test_id {case.test_id!r} (first on line {seen[case.test_id]})",
+                                           raw=raw[:500]))
+            continue
+        seen[case.test_id] = number
+        if catalog and not case.catalog:
+            case = case.model_copy(update={"catalog": list(catalog)})
+        elif catalog:
+            # The case's own snapshot wins; the run catalog fills in products it does not list.
+            own = {c.asin for c in case.catalog}
+            case = case.model_copy(update={"catalog": case.catalog + [c for c in catalog if c.asin not in own]})
+        result.cases.append(case)
+        result.line_of[case.test_id] = number
+    return result
+
+
+def load_dataset(path: str | Path, catalog: list[CatalogItem] | None = None) -> LoadedDataset:
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"{source}: cannot read dataset: {exc.strerror or exc}") from exc
+    loaded = parse_lines(data.splitlines(), source, catalog)
+    if not loaded.cases and not loaded.errors:
+        raise DatasetError(f"{source}: the dataset has no test cases")
+    return loaded
+
+
+def load_catalog(path: str | Path) -> list[CatalogItem]:
+    """A catalog snapshot: a JSON array of catalog items (or {"items": [...]})."""
+    source = str(path)
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetError(f"{source}: cannot read catalog: {exc}") from exc
+    items = data.get("items") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise DatasetError(f"{source}: the catalog must be a JSON array of items")
+    out: list[CatalogItem] = []
+    errors: list[LineError] = []
+    for index, item in enumerate(items):
+        try:
+            out.append(CatalogItem.model_validate(item))
+        except ValidationError as exc:
+            for err in exc.errors():
+                errors.append(LineError(file=source, line=index + 1, field=f"[{index}]." + _field_path(err["loc"]),
+                                        reason=err["msg"]))
+    if errors:
+        raise DatasetError(f"{source}: invalid catalog items", errors)
+    return out
+
+
+def dataset_json_schema() -> dict[str, Any]:
+    schema = TestCase.model_json_schema()
+    schema["title"] = "MangaAssist evaluation test case (one JSON object per line)"
+    return schema

@@ -1,0 +1,182 @@
+"""What every dimension module provides, and how a dimension becomes a DimensionScore.
+
+A dimension module (relevance.py, factual_accuracy.py, consistency.py, fluency.py) exposes:
+
+    NAME: str
+    def check(case: TestCase, rubric: Rubric) -> CheckReport
+        Deterministic sub-scores wherever the case carries the evidence; every sub-score of the
+        dimension ends up in exactly one of ``report.sub_scores``, ``report.not_applicable`` or
+        ``report.needs_judge``.
+    def offline_verdict(case: TestCase, rubric: Rubric, sub_scores: list[str]) -> JudgeVerdict
+        What the offline judge says about the sub-scores the checks left open: deterministic
+        lexical and numeric evidence, no network.
+
+``score_dimension`` runs the checks, makes at most one judge call for the open sub-scores, and
+weights what applies. A judge failure leaves the dimension unscored with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from fmquality.judges.base import JudgeRequest, missing_sub_scores
+from fmquality.models import SUB_SCORES, DimensionScore, HardFailure, JudgeUsage, SubScore, TestCase
+
+if TYPE_CHECKING:
+    from fmquality.judges.base import Judge
+    from fmquality.rubric import Rubric
+
+
+@dataclass
+class CheckReport:
+    sub_scores: dict[str, SubScore] = field(default_factory=dict)
+    not_applicable: list[str] = field(default_factory=list)
+    needs_judge: list[str] = field(default_factory=list)
+    hard_failures: list[HardFailure] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+
+    def set(self, name: str, score: float, *evidence: str) -> None:
+        self.sub_scores[name] = SubScore(name=name, score=max(0.0, min(1.0, score)), evidence=list(evidence))
+
+    def skip(self, name: str) -> None:
+        self.not_applicable.append(name)
+
+    def ask_judge(self, name: str) -> None:
+        self.needs_judge.append(name)
+
+    def validate_for(self, dimension: str) -> None:
+        expected = set(SUB_SCORES[dimension])
+        placed = [*self.sub_scores, *self.not_applicable, *self.needs_judge]
+        if sorted(placed) != sorted(expected):
+            raise ValueError(f"{dimension}: check() must place each of {sorted(expected)} exactly once, placed {sorted(placed)}")
+        if not self.sub_scores and not self.needs_judge:
+            raise ValueError(f"{dimension}: no sub-score applies; check() must judge at least one")
+
+
+def response_text(case: TestCase) -> str:
+    return case.response or ""
+
+
+def is_empty_response(case: TestCase) -> bool:
+    return not response_text(case).strip()
+
+
+def render_case(case: TestCase, dimension: str) -> str:
+    """The case as data for the judge. Everything inside the markers is content to evaluate, never
+    instructions; the judge prompt says so."""
+    payload = {
+        "intent": case.intent.value,
+        "locale": case.locale,
+        "conversation_history": [m.model_dump() for m in case.conversation_history],
+        "page_context": case.page_context.model_dump(exclude_none=True),
+        "user_query": case.query,
+        "catalog": [c.model_dump(exclude_none=True) for c in case.catalog],
+        "retrieved_chunks": case.retrieved_chunks,
+        "expected_facts": case.expected_facts,
+        "expected_products": case.expected_products,
+        "reference_response": case.reference_response,
+    }
+    return (
+        "<<<CASE_DATA_BEGIN>>>\n"
+        + json.dumps(payload, ensure_ascii=False, indent=1)
+        + "\n<<<CASE_DATA_END>>>\n<<<RESPONSE_UNDER_EVALUATION_BEGIN>>>\n"
+        + response_text(case)
+        + "\n<<<RESPONSE_UNDER_EVALUATION_END>>>"
+    )
+
+
+def _empty_response_score(dimension: str, case: TestCase) -> DimensionScore:
+    names = SUB_SCORES[dimension]
+    return DimensionScore(
+        dimension=dimension,
+        status="scored",
+        score=0.0,
+        confidence=1.0,
+        sub_scores={n: 0.0 for n in names},
+        evidence=["the response is empty"],
+        hard_failures=[HardFailure(rule="empty_response", dimension=dimension, detail="the response is empty")],
+    )
+
+
+def weighted(sub_scores: dict[str, float], weights: dict[str, float]) -> float:
+    total = sum(weights[n] for n in sub_scores)
+    return sum(score * weights[n] for n, score in sub_scores.items()) / total
+
+
+def score_dimension(module: ModuleType, case: TestCase, rubric: "Rubric", judge: "Judge") -> DimensionScore:
+    dimension: str = module.NAME
+    if is_empty_response(case):
+        return _empty_response_score(dimension, case)
+
+    report: CheckReport = module.check(case, rubric)
+    report.validate_for(dimension)
+    hard_failures = [f for f in report.hard_failures if rubric.hard_fail_enabled(f.rule)]
+    subs: dict[str, SubScore] = dict(report.sub_scores)
+    calls = 0
+    usage = None
+    prompt = raw = None
+    judge_confidence = 1.0
+
+    if report.needs_judge:
+        request = JudgeRequest(
+            dimension=dimension,
+            sub_scores=report.needs_judge,
+            case=case,
+            rubric_version=rubric.version,
+            guidance=rubric.judge_guidance.get(dimension, ""),
+            case_text=render_case(case, dimension),
+            check_findings=report.findings,
+        )
+        outcome = judge.judge(request, rubric)
+        calls, usage, prompt, raw = outcome.calls, outcome.usage, outcome.prompt, outcome.raw
+        reason = outcome.error
+        if outcome.verdict is not None and not reason:
+            missing = missing_sub_scores(request, outcome.verdict)
+            if missing:
+                reason = f"judge verdict lacks sub-scores {missing}"
+        if reason or outcome.verdict is None:
+            return DimensionScore(
+                dimension=dimension,
+                status="unscored",
+                unscored_reason=reason or "judge returned no verdict",
+                hard_failures=hard_failures,
+                evidence=[e for s in subs.values() for e in s.evidence],
+                judge_calls=calls,
+                usage=usage or JudgeUsage(),
+                judge_prompt=prompt,
+                judge_raw=raw,
+            )
+        verdict = outcome.verdict
+        judge_confidence = verdict.confidence
+        # Only the sub-scores we asked for are read: a judge cannot overwrite a deterministic check.
+        for name in report.needs_judge:
+            subs[name] = SubScore(
+                name=name,
+                score=verdict.sub_scores[name],
+                evidence=[f"judge: {verdict.rationale}", *verdict.evidence],
+                source="judge",
+            )
+
+    weights = rubric.sub_score_weights[dimension]
+    values = {n: s.score for n, s in subs.items()}
+    judged_weight = sum(weights[n] for n in report.needs_judge)
+    total_weight = sum(weights[n] for n in values)
+    confidence = 1.0 - (judged_weight / total_weight) * (1.0 - judge_confidence)
+    evidence = [f"{n}: {e}" for n, s in subs.items() for e in s.evidence]
+    return DimensionScore(
+        dimension=dimension,
+        status="scored",
+        score=round(weighted(values, weights), 4),
+        confidence=round(confidence, 4),
+        sub_scores={n: round(v, 4) for n, v in values.items()},
+        evidence=evidence,
+        not_applicable=list(report.not_applicable),
+        hard_failures=hard_failures,
+        judge_calls=calls,
+        judge_prompt=prompt,
+        judge_raw=raw,
+        usage=usage or JudgeUsage(),
+    )

@@ -1,0 +1,1 @@
+"""Judges: ``offline`` (deterministic default), ``bedrock`` (Converse API), ``scripted`` (tests)."""

@@ -1,0 +1,302 @@
+"""The quality model: test cases, dimension scores, item results and run reports.
+
+These pydantic models are the contracts between the dataset loader, the scorers, the judges, the
+Lambda handlers and the reports. Field names here are the output contract of the README.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class Intent(str, Enum):
+    RECOMMENDATION = "recommendation"
+    PRODUCT_QUESTION = "product_question"
+    FAQ = "faq"
+    ORDER_TRACKING = "order_tracking"
+    RETURN_REQUEST = "return_request"
+    PROMOTION = "promotion"
+    CHECKOUT_HELP = "checkout_help"
+    CHITCHAT = "chitchat"
+
+
+class Dimension(str, Enum):
+    RELEVANCE = "relevance"
+    FACTUAL_ACCURACY = "factual_accuracy"
+    CONSISTENCY = "consistency"
+    FLUENCY = "fluency"
+
+
+DIMENSIONS: tuple[str, ...] = tuple(d.value for d in Dimension)
+
+SUB_SCORES: dict[str, tuple[str, ...]] = {
+    "relevance": ("intent_relevance", "product_relevance", "context_relevance"),
+    "factual_accuracy": (
+        "fact_coverage",
+        "no_hallucination",
+        "price_accuracy",
+        "availability_accuracy",
+        "policy_accuracy",
+        "attribute_accuracy",
+    ),
+    "consistency": ("intra_turn", "cross_turn", "persona"),
+    "fluency": ("grammar", "tone", "formatting"),
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# Dataset (DESIGN section 4)
+# --------------------------------------------------------------------------------------------------
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class OrderContext(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    order_id: str | None = None
+    status: str | None = None
+    ship_date: str | None = None
+    eta: str | None = None
+
+
+class PageContext(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    current_asin: str | None = None
+    store_section: str | None = None
+    order: OrderContext | None = None
+
+
+class CatalogItem(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    asin: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    price: float = Field(ge=0)
+    currency: Literal["USD", "JPY"] = "USD"
+    availability: Literal["in_stock", "out_of_stock", "preorder", "limited"] = "in_stock"
+    author: str | None = None
+    title_ja: str | None = None
+    title_romaji: str | None = None
+    genre: str | None = None
+
+
+class Label(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    acceptable: bool
+    defect: str | None = None
+    notes: str | None = None
+
+
+class TestCase(BaseModel):
+    """One line of the JSON Lines dataset. Unknown fields are moved into ``metadata``."""
+
+    __test__ = False  # not a pytest class
+    model_config = ConfigDict(extra="forbid")
+
+    test_id: str = Field(min_length=1)
+    intent: Intent
+    locale: str = "en-US"
+    query: str
+    response: str | None = None
+    conversation_history: list[Message] = Field(default_factory=list)
+    page_context: PageContext = Field(default_factory=PageContext)
+    expected_products: list[str] = Field(default_factory=list)
+    expected_facts: list[str] = Field(default_factory=list)
+    forbidden_content: list[str] = Field(default_factory=list)
+    reference_response: str | None = None
+    retrieved_chunks: list[str] = Field(default_factory=list)
+    catalog: list[CatalogItem] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    label: Label | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keep_unknown_fields(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        known = set(cls.model_fields)
+        unknown = {k: v for k, v in data.items() if k not in known}
+        if not unknown:
+            return data
+        kept = {k: v for k, v in data.items() if k in known}
+        metadata = dict(kept.get("metadata") or {})
+        metadata.update(unknown)
+        kept["metadata"] = metadata
+        return kept
+
+    @field_validator("query")
+    @classmethod
+    def _query_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query must not be empty")
+        return value
+
+    @field_validator("locale")
+    @classmethod
+    def _locale_shape(cls, value: str) -> str:
+        parts = value.split("-")
+        if len(parts) != 2 or not parts[0].isalpha() or not parts[1].isalnum():
+            raise ValueError(f"locale must look like 'en-US' or 'ja-JP', got {value!r}")
+        return value
+
+    @property
+    def is_japanese(self) -> bool:
+        return self.locale.lower().startswith("ja")
+
+    def catalog_by_asin(self) -> dict[str, CatalogItem]:
+        return {item.asin: item for item in self.catalog}
+
+
+# --------------------------------------------------------------------------------------------------
+# Scores
+# --------------------------------------------------------------------------------------------------
+
+ScoreStatus = Literal["scored", "unscored"]
+ResultStatus = Literal["scored", "unscored", "error"]
+
+
+class SubScore(BaseModel):
+    """One sub-score with the evidence for it. ``source`` says who computed it."""
+
+    name: str
+    score: float = Field(ge=0.0, le=1.0)
+    evidence: list[str] = Field(default_factory=list)
+    source: Literal["check", "judge"] = "check"
+
+
+class HardFailure(BaseModel):
+    """A rule that fails the item whatever its composite score."""
+
+    rule: Literal["forbidden_content", "price_contradiction", "availability_contradiction",
+                  "policy_contradiction", "empty_response"]
+    dimension: str
+    sub_score: str | None = None
+    detail: str
+
+
+class JudgeUsage(BaseModel):
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cached_verdicts: int = 0
+
+    def add(self, other: "JudgeUsage") -> "JudgeUsage":
+        return JudgeUsage(**{k: getattr(self, k) + getattr(other, k) for k in JudgeUsage.model_fields})
+
+
+class DimensionScore(BaseModel):
+    """The score of one quality dimension for one test case.
+
+    ``score`` is None exactly when ``status`` is "unscored": a judge failure is never a number.
+    ``sub_scores`` holds only the sub-scores that applied; the others are listed in ``not_applicable``.
+    """
+
+    dimension: str
+    status: ScoreStatus
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    sub_scores: dict[str, float] = Field(default_factory=dict)
+    evidence: list[str] = Field(default_factory=list)
+    not_applicable: list[str] = Field(default_factory=list)
+    hard_failures: list[HardFailure] = Field(default_factory=list)
+    unscored_reason: str | None = None
+    judge_calls: int = 0
+    usage: JudgeUsage = Field(default_factory=JudgeUsage)
+    judge_prompt: str | None = None
+    judge_raw: str | None = None
+
+    @model_validator(mode="after")
+    def _score_matches_status(self) -> "DimensionScore":
+        if self.status == "scored" and self.score is None:
+            raise ValueError("a scored dimension needs a score")
+        if self.status == "unscored" and self.score is not None:
+            raise ValueError("an unscored dimension must not carry a score")
+        if self.status == "unscored" and not self.unscored_reason:
+            raise ValueError("an unscored dimension needs an unscored_reason")
+        return self
+
+
+class EvaluationResult(BaseModel):
+    """The result of one test case: the ``results.jsonl`` line."""
+
+    run_id: str | None = None
+    test_id: str
+    intent: str
+    locale: str
+    status: ResultStatus
+    passed: bool
+    composite_score: float | None = None
+    threshold: float
+    dimension_scores: dict[str, DimensionScore] = Field(default_factory=dict)
+    hard_failures: list[HardFailure] = Field(default_factory=list)
+    failure_reasons: list[str] = Field(default_factory=list)
+    judge_calls: int = 0
+    judge_usage: JudgeUsage = Field(default_factory=JudgeUsage)
+    rubric_version: str
+    tags: list[str] = Field(default_factory=list)
+    label: Label | None = None
+    error: str | None = None
+
+
+class Breakdown(BaseModel):
+    total: int
+    passed: int
+    pass_rate: float
+    avg_score: float | None = None
+    unscored: int = 0
+
+
+class RegressionFlag(BaseModel):
+    subset: str  # "overall", "intent:faq", "locale:ja-JP", "tag:regression"
+    baseline_mean: float
+    candidate_mean: float
+    drop: float
+    allowed_drop: float
+
+
+class GateResult(BaseModel):
+    passed: bool
+    reasons: list[str] = Field(default_factory=list)
+
+
+class RunReport(BaseModel):
+    run_id: str
+    trigger: str = "manual"
+    dataset: str
+    rubric_version: str
+    judge: str
+    engine: str = "direct"
+    started_at: str | None = None
+    finished_at: str | None = None
+    total_cases: int
+    passed_cases: int
+    failed_cases: int
+    unscored_cases: int
+    error_cases: int = 0
+    rejected_lines: int = 0
+    pass_rate: float
+    mean_composite: float | None = None
+    dimension_averages: dict[str, float | None]
+    intent_breakdown: dict[str, Breakdown]
+    locale_breakdown: dict[str, Breakdown]
+    tag_breakdown: dict[str, Breakdown]
+    regression_flags: list[RegressionFlag] = Field(default_factory=list)
+    baseline_run_id: str | None = None
+    gate: GateResult
+    judge_usage: JudgeUsage = Field(default_factory=JudgeUsage)
+    failing_items: list[dict[str, Any]] = Field(default_factory=list)
+    execution: dict[str, Any] | None = None

@@ -1,0 +1,181 @@
+"""Rubric: versioned YAML with intent weights, thresholds, sub-score weights, hard-fail and gate rules."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from fmquality.models import DIMENSIONS, SUB_SCORES, Intent
+
+PACKAGE_ROOT = Path(__file__).resolve().parent
+# The shipped rubric lives in the repository's datasets/ folder; inside a Lambda the same file is
+# embedded next to the package (see DEFAULT_RUBRIC_CANDIDATES) so both find it without configuration.
+DEFAULT_RUBRIC_CANDIDATES = (
+    PACKAGE_ROOT / "data" / "mangaassist-v1.yaml",
+    PACKAGE_ROOT.parents[1] / "datasets" / "rubrics" / "mangaassist-v1.yaml",
+)
+
+_SUM_TOLERANCE = 1e-6
+
+
+class RubricError(ValueError):
+    """The rubric file is missing or invalid; the message names the file and the field."""
+
+
+class IntentRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    weights: dict[str, float]
+    threshold: float = Field(ge=0.0, le=1.0)
+
+    @field_validator("weights")
+    @classmethod
+    def _weights_cover_dimensions(cls, weights: dict[str, float]) -> dict[str, float]:
+        missing = set(DIMENSIONS) - set(weights)
+        extra = set(weights) - set(DIMENSIONS)
+        if missing or extra:
+            raise ValueError(f"weights must name exactly {list(DIMENSIONS)}; missing {sorted(missing)}, unknown {sorted(extra)}")
+        if any(w < 0 for w in weights.values()):
+            raise ValueError("weights must not be negative")
+        total = sum(weights.values())
+        if not math.isclose(total, 1.0, abs_tol=_SUM_TOLERANCE):
+            raise ValueError(f"weights must sum to 1, they sum to {total:.4f}")
+        return weights
+
+
+class LengthRule(BaseModel):
+    min_words: int = Field(ge=0)
+    max_words: int = Field(gt=0)
+
+
+class StyleRules(BaseModel):
+    length: dict[str, LengthRule] = Field(default_factory=dict)
+    tone_register: dict[str, str] = Field(default_factory=dict)
+    japanese_title_format: Literal["original_romaji_english", "original_only", "none"] = "original_romaji_english"
+    product_card_fields: list[str] = Field(default_factory=lambda: ["title", "price", "availability"])
+
+
+class PersonaRules(BaseModel):
+    name: str = "MangaAssist"
+    forbidden_disclosures: list[str] = Field(default_factory=list)
+
+
+class BaselineRules(BaseModel):
+    max_mean_drop: float = Field(default=0.005, ge=0.0, le=1.0)
+    max_subset_drop: float = Field(default=0.02, ge=0.0, le=1.0)
+
+
+class GateRules(BaseModel):
+    min_pass_rate: float = Field(default=0.9, ge=0.0, le=1.0)
+    max_unscored_rate: float = Field(default=0.02, ge=0.0, le=1.0)
+    fail_on_regression_tag: bool = True
+    fail_on_hard_failure: bool = True
+    baseline: BaselineRules = Field(default_factory=BaselineRules)
+
+
+class JudgeSettings(BaseModel):
+    model_id: str = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+    mode: Literal["per_dimension", "combined"] = "per_dimension"
+    temperature: float = Field(default=0.0, ge=0.0, le=1.0)
+    max_tokens: int = Field(default=800, gt=0)
+    max_attempts: int = Field(default=5, ge=1)
+    base_delay_s: float = Field(default=0.5, ge=0.0)
+    max_delay_s: float = Field(default=8.0, ge=0.0)
+
+
+class Rubric(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: str = Field(min_length=1)
+    description: str = ""
+    intents: dict[str, IntentRule]
+    sub_score_weights: dict[str, dict[str, float]]
+    hard_fail_rules: dict[str, bool] = Field(default_factory=dict)
+    style: StyleRules = Field(default_factory=StyleRules)
+    persona: PersonaRules = Field(default_factory=PersonaRules)
+    gate: GateRules = Field(default_factory=GateRules)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    judge_guidance: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("intents")
+    @classmethod
+    def _every_intent_present(cls, intents: dict[str, IntentRule]) -> dict[str, IntentRule]:
+        expected = {i.value for i in Intent}
+        missing = expected - set(intents)
+        unknown = set(intents) - expected
+        if missing or unknown:
+            raise ValueError(f"intents must be exactly {sorted(expected)}; missing {sorted(missing)}, unknown {sorted(unknown)}")
+        return intents
+
+    @field_validator("sub_score_weights")
+    @classmethod
+    def _sub_scores_known(cls, table: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        for dimension, names in SUB_SCORES.items():
+            weights = table.get(dimension)
+            if weights is None:
+                raise ValueError(f"sub_score_weights.{dimension} is missing")
+            if set(weights) != set(names):
+                raise ValueError(f"sub_score_weights.{dimension} must name exactly {list(names)}")
+            if any(w <= 0 for w in weights.values()):
+                raise ValueError(f"sub_score_weights.{dimension}: weights must be positive")
+        unknown = set(table) - set(SUB_SCORES)
+        if unknown:
+            raise ValueError(f"sub_score_weights: unknown dimensions {sorted(unknown)}")
+        return table
+
+    @model_validator(mode="after")
+    def _hard_fail_rules_known(self) -> "Rubric":
+        known = {"forbidden_content", "price_contradiction", "availability_contradiction",
+                 "policy_contradiction", "empty_response"}
+        unknown = set(self.hard_fail_rules) - known
+        if unknown:
+            raise ValueError(f"hard_fail_rules: unknown rules {sorted(unknown)}")
+        return self
+
+    def weights_for(self, intent: str) -> dict[str, float]:
+        return self.intents[intent].weights
+
+    def threshold_for(self, intent: str) -> float:
+        return self.intents[intent].threshold
+
+    def hard_fail_enabled(self, rule: str) -> bool:
+        return self.hard_fail_rules.get(rule, True)
+
+    def length_rule(self, intent: str) -> LengthRule | None:
+        return self.style.length.get(intent)
+
+
+def default_rubric_path() -> Path:
+    for candidate in DEFAULT_RUBRIC_CANDIDATES:
+        if candidate.is_file():
+            return candidate
+    raise RubricError(f"no default rubric found; looked in {[str(c) for c in DEFAULT_RUBRIC_CANDIDATES]}")
+
+
+def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise RubricError(f"{source}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise RubricError(f"{source}: the rubric must be a YAML mapping")
+    try:
+        return Rubric.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
+        )
+        raise RubricError(f"{source}: invalid rubric: {problems}") from exc
+
+
+def load_rubric(path: str | Path | None = None) -> Rubric:
+    rubric_path = Path(path) if path else default_rubric_path()
+    try:
+        text = rubric_path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RubricError(f"{rubric_path}: cannot read rubric: {exc}") from exc
+    return parse_rubric(text, str(rubric_path))

@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from fmquality.rubric import Rubric
 
 
-def score_one_dimension(dimension: str, case: TestCase, rubric: "Rubric", judge: "Judge") -> DimensionScore:
-    return score_dimension(dimension_module(dimension), case, rubric, judge)
+def score_one_dimension(
+    dimension: str, case: TestCase, rubric: "Rubric", judge: "Judge", raise_on_throttle: bool = False
+) -> DimensionScore:
+    return score_dimension(dimension_module(dimension), case, rubric, judge, raise_on_throttle=raise_on_throttle)
 
 
 def evaluate_case(case: TestCase, rubric: "Rubric", judge: "Judge", run_id: str | None = None) -> EvaluationResult:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from fmquality.judges.base import JudgeRequest, missing_sub_scores
+from fmquality.judges.base import JudgeRequest, JudgeThrottled, missing_sub_scores
 from fmquality.models import SUB_SCORES, DimensionScore, HardFailure, JudgeUsage, SubScore, TestCase
 
 if TYPE_CHECKING:
@@ -106,7 +106,15 @@ def weighted(sub_scores: dict[str, float], weights: dict[str, float]) -> float:
     return sum(score * weights[n] for n, score in sub_scores.items()) / total
 
 
-def score_dimension(module: ModuleType, case: TestCase, rubric: "Rubric", judge: "Judge") -> DimensionScore:
+def score_dimension(
+    module: ModuleType,
+    case: TestCase,
+    rubric: "Rubric",
+    judge: "Judge",
+    raise_on_throttle: bool = False,
+) -> DimensionScore:
+    """Score one dimension. With ``raise_on_throttle`` (the Lambda scorers), throttling that outlived
+    the judge's retries raises ``JudgeThrottled`` so the state machine's Retry can back off."""
     dimension: str = module.NAME
     if is_empty_response(case):
         return _empty_response_score(dimension, case)
@@ -131,6 +139,8 @@ def score_dimension(module: ModuleType, case: TestCase, rubric: "Rubric", judge:
             check_findings=report.findings,
         )
         outcome = judge.judge(request, rubric)
+        if outcome.throttled and raise_on_throttle:
+            raise JudgeThrottled(f"{dimension}: {outcome.error or 'judge throttled'}")
         calls, usage, prompt, raw = outcome.calls, outcome.usage, outcome.prompt, outcome.raw
         reason = outcome.error
         if outcome.verdict is not None and not reason:

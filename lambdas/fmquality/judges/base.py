@@ -65,6 +65,9 @@ class JudgeOutcome(BaseModel):
     prompt: str | None = None
     raw: str | None = None
     from_cache: bool = False
+    # True when the failure was throttling that outlived the judge's own retries: an orchestrator
+    # (Step Functions) may retry the whole task later instead of recording the dimension unscored.
+    throttled: bool = False
 
     @property
     def ok(self) -> bool:

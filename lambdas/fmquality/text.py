@@ -248,3 +248,36 @@ def romanize(text: str) -> str:
 def loose_key(text: str) -> str:
     """Letters and digits only, lower case: for comparing titles and romanizations."""
     return re.sub(r"[^0-9a-z\u3040-\u30ff\u4e00-\u9fff]", "", normalize(text))
+
+
+# --------------------------------------------------------------------------------------------------
+# Stock status vocabulary (shared by availability_accuracy and product-card formatting)
+# --------------------------------------------------------------------------------------------------
+
+AVAILABILITY_PHRASES: dict[str, tuple[str, ...]] = {
+    "in_stock": ("in stock", "available now", "ships today", "ready to ship", "在庫あり", "在庫があります", "すぐに発送"),
+    "out_of_stock": ("out of stock", "sold out", "currently unavailable", "not available", "在庫切れ", "品切れ", "在庫がありません"),
+    "preorder": ("pre-order", "preorder", "available for pre-order", "予約受付中", "予約受付", "予約注文"),
+    "limited": ("limited stock", "only a few left", "few left", "残りわずか", "在庫僅少"),
+}
+
+
+def availability_mentions(text: str) -> list[tuple[str, int]]:
+    """Stock statuses stated in the text, as (status, position), longest phrase first at a position.
+    "not in stock" is read as out_of_stock, never as in_stock."""
+    norm = normalize(text or "")
+    hits: list[tuple[str, int]] = []
+    taken: list[tuple[int, int]] = []
+    phrases = sorted(((p, s) for s, ps in AVAILABILITY_PHRASES.items() for p in ps), key=lambda x: -len(x[0]))
+    for phrase, status in phrases:
+        start = norm.find(phrase)
+        while start != -1:
+            end = start + len(phrase)
+            if not any(s <= start < e or s < end <= e for s, e in taken):
+                effective = status
+                if status == "in_stock" and re.search(r"(not|n't|no longer)\s+$", norm[max(0, start - 12):start]):
+                    effective = "out_of_stock"
+                hits.append((effective, start))
+                taken.append((start, end))
+            start = norm.find(phrase, end)
+    return sorted(hits, key=lambda h: h[1])

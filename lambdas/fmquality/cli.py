@@ -1,0 +1,215 @@
+"""`fmquality` command line: run | schema | compare | start.
+
+Exit codes: 0 the gate passed, 1 the gate failed, 2 bad input or usage, 3 the run failed otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+EXIT_PASSED, EXIT_GATE_FAILED, EXIT_BAD_INPUT, EXIT_RUN_FAILED = 0, 1, 2, 3
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _err(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fmquality", description="FM output quality gate")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="evaluate a dataset and apply the quality gate")
+    run.add_argument("--dataset", required=True, help="JSON Lines dataset")
+    run.add_argument("--judge", choices=["offline", "bedrock", "scripted"], default="offline")
+    run.add_argument("--judge-model-id", help="Bedrock model or inference-profile id (default: the rubric's)")
+    run.add_argument("--judge-script", help="scripted judge: JSON file {\"test_id/dimension\": verdict|error}")
+    run.add_argument("--rubric", help="rubric YAML (default: the embedded mangaassist-v1)")
+    run.add_argument("--catalog", help="catalog snapshot JSON merged into every case")
+    run.add_argument("--baseline", help="report.json of the baseline run to compare with")
+    run.add_argument("--out", default="runs/latest", help="output folder (default runs/latest)")
+    run.add_argument("--skip-invalid", action="store_true", help="evaluate valid lines; write bad ones to rejected.jsonl")
+    run.add_argument("--concurrency", type=int, default=4, help="cases evaluated at once (direct engine)")
+    run.add_argument("--run-id", help="run id (default: generated)")
+    run.add_argument("--trigger", default="manual")
+    run.add_argument("--quiet", action="store_true", help="no progress bar or table")
+
+    sub.add_parser("schema", help="print the JSON Schema of one dataset line")
+
+    compare = sub.add_parser("compare", help="compare a candidate report.json with a baseline report.json")
+    compare.add_argument("baseline")
+    compare.add_argument("candidate")
+    compare.add_argument("--rubric")
+
+    try:
+        from fmquality.runner_aws import add_start_command
+    except ImportError:  # the AWS runner is optional for a purely local install
+        pass
+    else:
+        add_start_command(sub)
+    return parser
+
+
+def _make_judge(args):
+    from fmquality.judges.factory import make_judge
+
+    judge = make_judge(args.judge, args.judge_model_id)
+    if args.judge == "scripted" and args.judge_script:
+        from fmquality.judges.base import JudgeVerdict
+
+        raw = json.loads(Path(args.judge_script).read_text(encoding="utf-8"))
+        for key, entry in raw.items():
+            test_id, dimension = key.rsplit("/", 1)
+            judge.script[(test_id, dimension)] = entry if isinstance(entry, str) else JudgeVerdict.model_validate(entry)
+    return judge
+
+
+def _print_summary(report, console) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"Quality gate: {'PASSED' if report.gate.passed else 'FAILED'}  ({report.run_id})")
+    for column in ("intent", "cases", "passed", "pass rate", "mean composite", "unscored"):
+        table.add_column(column, justify="left" if column == "intent" else "right")
+    for name, b in report.intent_breakdown.items():
+        table.add_row(name, str(b.total), str(b.passed), f"{b.pass_rate:.2f}",
+                      "-" if b.avg_score is None else f"{b.avg_score:.3f}", str(b.unscored))
+    table.add_row("all", str(report.total_cases), str(report.passed_cases), f"{report.pass_rate:.2f}",
+                  "-" if report.mean_composite is None else f"{report.mean_composite:.3f}",
+                  str(report.unscored_cases), style="bold")
+    console.print(table)
+    averages = ", ".join(f"{d} {v:.3f}" for d, v in report.dimension_averages.items() if v is not None)
+    console.print(f"dimension averages: {averages}")
+    for reason in report.gate.reasons:
+        console.print(f"[red]x[/red] {reason}", highlight=False)
+
+
+def write_outputs(out: Path, results, report, rubric) -> None:
+    from fmquality.report import results_to_jsonl
+    from fmquality.report_html import render_html
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.jsonl").write_text(results_to_jsonl(results), encoding="utf-8")
+    (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    (out / "report.html").write_text(render_html(report, results, rubric.gate.min_pass_rate), encoding="utf-8")
+
+
+def cmd_run(args) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from fmquality.dataset import DatasetError, load_catalog, load_dataset
+    from fmquality.evaluate import evaluate_cases
+    from fmquality.report import build_report, gate_summary, load_report
+    from fmquality.rubric import RubricError, load_rubric
+
+    out = Path(args.out)
+    console = Console(stderr=False, quiet=args.quiet)
+    try:
+        rubric = load_rubric(args.rubric)
+        catalog = load_catalog(args.catalog) if args.catalog else None
+        loaded = load_dataset(args.dataset, catalog)
+        baseline = load_report(args.baseline) if args.baseline else None
+    except (RubricError, DatasetError, ValueError) as exc:
+        _err(f"error: {exc}")
+        for line_error in getattr(exc, "errors", []):
+            _err(f"  {line_error}")
+        return EXIT_BAD_INPUT
+
+    if loaded.errors:
+        for line_error in loaded.errors:
+            _err(f"{line_error}")
+        if not args.skip_invalid:
+            _err(f"error: {len(loaded.errors)} invalid line(s) in {args.dataset}; nothing evaluated "
+                 "(use --skip-invalid to evaluate the valid lines)")
+            return EXIT_BAD_INPUT
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / "rejected.jsonl").open("w", encoding="utf-8") as fh:
+            for line_error in loaded.errors:
+                fh.write(json.dumps(line_error.model_dump(), ensure_ascii=False) + "\n")
+        _err(f"skipped {len(loaded.errors)} invalid line(s): see {out / 'rejected.jsonl'}")
+    if not loaded.cases:
+        _err("error: no valid test case to evaluate")
+        return EXIT_BAD_INPUT
+
+    try:
+        judge = _make_judge(args)
+    except (ValueError, OSError) as exc:
+        _err(f"error: {exc}")
+        return EXIT_BAD_INPUT
+
+    run_id = args.run_id or f"local-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+    started, t0 = _now(), time.perf_counter()
+    show_progress = sys.stdout.isatty() and not args.quiet
+    progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console, disable=not show_progress)
+    with progress:
+        task = progress.add_task("cases", total=len(loaded.cases))
+        results = evaluate_cases(loaded.cases, rubric, judge, run_id=run_id, concurrency=max(1, args.concurrency),
+                                 on_result=lambda _r: progress.advance(task))
+    elapsed = time.perf_counter() - t0
+    report = build_report(results, rubric, run_id=run_id, dataset=args.dataset, trigger=args.trigger,
+                          judge=args.judge, engine="direct", baseline=baseline,
+                          rejected_lines=len(loaded.errors), started_at=started, finished_at=_now())
+    write_outputs(out, results, report, rubric)
+    _print_summary(report, console)
+    console.print(f"{len(results)} cases in {elapsed:.2f} s ({len(results) / elapsed:.1f} cases/s); "
+                  f"outputs in {out}/", highlight=False)
+    if not report.gate.passed:
+        console.print(gate_summary(report), highlight=False)
+    return EXIT_PASSED if report.gate.passed else EXIT_GATE_FAILED
+
+
+def cmd_schema(_args) -> int:
+    from fmquality.dataset import dataset_json_schema
+
+    print(json.dumps(dataset_json_schema(), indent=2, ensure_ascii=False))
+    return EXIT_PASSED
+
+
+def cmd_compare(args) -> int:
+    from fmquality.report import compare_with_baseline, load_report
+    from fmquality.rubric import RubricError, load_rubric
+
+    try:
+        rubric = load_rubric(args.rubric)
+        baseline, candidate = load_report(args.baseline), load_report(args.candidate)
+    except (RubricError, ValueError) as exc:
+        _err(f"error: {exc}")
+        return EXIT_BAD_INPUT
+    flags = compare_with_baseline(candidate, baseline, rubric)
+    for flag in flags:
+        print(f"{flag.subset}: {flag.baseline_mean:.3f} -> {flag.candidate_mean:.3f} "
+              f"(drop {flag.drop:.3f} > {flag.allowed_drop:.3f})")
+    if not flags:
+        print("no regression against the baseline")
+    return EXIT_GATE_FAILED if flags else EXIT_PASSED
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        return cmd_run(args)
+    if args.command == "schema":
+        return cmd_schema(args)
+    if args.command == "compare":
+        return cmd_compare(args)
+    if args.command == "start":
+        from fmquality.runner_aws import run_start_command
+
+        return run_start_command(args)
+    parser.error(f"unknown command {args.command}")
+    return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""Run report: aggregation, breakdowns, baseline comparison and the run-level gate."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from statistics import fmean
+from typing import TYPE_CHECKING
+
+from fmquality.models import (
+    DIMENSIONS,
+    Breakdown,
+    EvaluationResult,
+    GateResult,
+    JudgeUsage,
+    RegressionFlag,
+    RunReport,
+)
+
+if TYPE_CHECKING:
+    from fmquality.rubric import Rubric
+
+MAX_FAILING_ITEMS_IN_REPORT = 200
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return round(fmean(present), 4) if present else None
+
+
+def _breakdown(results: list[EvaluationResult]) -> Breakdown:
+    passed = sum(1 for r in results if r.passed)
+    return Breakdown(
+        total=len(results),
+        passed=passed,
+        pass_rate=round(passed / len(results), 4) if results else 0.0,
+        avg_score=_mean(r.composite_score for r in results),
+        unscored=sum(1 for r in results if r.status != "scored"),
+    )
+
+
+def _group(results: list[EvaluationResult], key) -> dict[str, Breakdown]:
+    groups: dict[str, list[EvaluationResult]] = defaultdict(list)
+    for result in results:
+        for value in key(result):
+            groups[value].append(result)
+    return {name: _breakdown(items) for name, items in sorted(groups.items())}
+
+
+def compare_with_baseline(candidate: RunReport, baseline: RunReport, rubric: "Rubric") -> list[RegressionFlag]:
+    """Drops of the mean composite overall and for every intent, locale and tag subset in both runs."""
+    rules = rubric.gate.baseline
+    flags: list[RegressionFlag] = []
+    if candidate.mean_composite is not None and baseline.mean_composite is not None:
+        drop = round(baseline.mean_composite - candidate.mean_composite, 4)
+        if drop > rules.max_mean_drop:
+            flags.append(RegressionFlag(subset="overall", baseline_mean=baseline.mean_composite,
+                                        candidate_mean=candidate.mean_composite, drop=drop,
+                                        allowed_drop=rules.max_mean_drop))
+    for prefix, cand, base in (
+        ("intent", candidate.intent_breakdown, baseline.intent_breakdown),
+        ("locale", candidate.locale_breakdown, baseline.locale_breakdown),
+        ("tag", candidate.tag_breakdown, baseline.tag_breakdown),
+    ):
+        for name in sorted(set(cand) & set(base)):
+            c, b = cand[name].avg_score, base[name].avg_score
+            if c is None or b is None:
+                continue
+            drop = round(b - c, 4)
+            if drop > rules.max_subset_drop:
+                flags.append(RegressionFlag(subset=f"{prefix}:{name}", baseline_mean=b, candidate_mean=c,
+                                            drop=drop, allowed_drop=rules.max_subset_drop))
+    return flags
+
+
+def evaluate_gate(
+    results: list[EvaluationResult],
+    intent_breakdown: dict[str, Breakdown],
+    flags: list[RegressionFlag],
+    rubric: "Rubric",
+) -> GateResult:
+    """Every rule broken is listed; the gate passes only when none is."""
+    rules = rubric.gate
+    reasons: list[str] = []
+    total = len(results)
+    if total == 0:
+        return GateResult(passed=False, reasons=["no test case was evaluated"])
+
+    if rules.fail_on_regression_tag:
+        for r in results:
+            if "regression" in r.tags and not r.passed:
+                why = "; ".join(r.failure_reasons[:2]) or r.status
+                reasons.append(f"regression item {r.test_id} failed: {why}")
+    if rules.fail_on_hard_failure:
+        hard = [r for r in results if r.hard_failures]
+        if hard:
+            ids = ", ".join(r.test_id for r in hard[:10]) + (" ..." if len(hard) > 10 else "")
+            reasons.append(f"{len(hard)} item(s) with hard failures: {ids}")
+    for intent, b in intent_breakdown.items():
+        if b.pass_rate < rules.min_pass_rate:
+            reasons.append(f"intent {intent} pass rate {b.pass_rate:.2f} below {rules.min_pass_rate:.2f} "
+                           f"({b.passed}/{b.total})")
+    unscored = sum(1 for r in results if r.status != "scored")
+    if unscored / total > rules.max_unscored_rate:
+        reasons.append(f"{unscored}/{total} items unscored ({unscored / total:.1%}) above the "
+                       f"{rules.max_unscored_rate:.0%} limit: failing closed")
+    for flag in flags:
+        reasons.append(f"{flag.subset} mean fell {flag.drop:.3f} below the baseline "
+                       f"({flag.baseline_mean:.3f} -> {flag.candidate_mean:.3f}; allowed {flag.allowed_drop:.3f})")
+    return GateResult(passed=not reasons, reasons=reasons)
+
+
+def build_report(
+    results: list[EvaluationResult],
+    rubric: "Rubric",
+    *,
+    run_id: str,
+    dataset: str,
+    trigger: str = "manual",
+    judge: str = "offline",
+    engine: str = "direct",
+    baseline: RunReport | None = None,
+    rejected_lines: int = 0,
+    started_at: str | None = None,
+    finished_at: str | None = None,
+) -> RunReport:
+    results = sorted(results, key=lambda r: r.test_id)
+    passed = sum(1 for r in results if r.passed)
+    unscored = sum(1 for r in results if r.status != "scored")
+    usage = JudgeUsage()
+    for r in results:
+        usage = usage.add(r.judge_usage)
+    if usage.calls == 0:
+        usage = usage.model_copy(update={"calls": sum(r.judge_calls for r in results)})
+
+    dimension_averages = {
+        d: _mean(r.dimension_scores[d].score for r in results if d in r.dimension_scores) for d in DIMENSIONS
+    }
+    intent_breakdown = _group(results, lambda r: [r.intent])
+    report = RunReport(
+        run_id=run_id,
+        trigger=trigger,
+        dataset=dataset,
+        rubric_version=rubric.version,
+        judge=judge,
+        engine=engine,
+        started_at=started_at,
+        finished_at=finished_at,
+        total_cases=len(results),
+        passed_cases=passed,
+        failed_cases=len(results) - passed,
+        unscored_cases=unscored,
+        error_cases=sum(1 for r in results if r.status == "error"),
+        rejected_lines=rejected_lines,
+        pass_rate=round(passed / len(results), 4) if results else 0.0,
+        mean_composite=_mean(r.composite_score for r in results),
+        dimension_averages=dimension_averages,
+        intent_breakdown=intent_breakdown,
+        locale_breakdown=_group(results, lambda r: [r.locale]),
+        tag_breakdown=_group(results, lambda r: sorted(set(r.tags))),
+        gate=GateResult(passed=False),
+        judge_usage=usage,
+        baseline_run_id=baseline.run_id if baseline else None,
+        failing_items=[
+            {"test_id": r.test_id, "intent": r.intent, "locale": r.locale, "status": r.status,
+             "composite_score": r.composite_score, "threshold": r.threshold, "reasons": r.failure_reasons}
+            for r in results if not r.passed
+        ][:MAX_FAILING_ITEMS_IN_REPORT],
+    )
+    flags = compare_with_baseline(report, baseline, rubric) if baseline else []
+    gate = evaluate_gate(results, intent_breakdown, flags, rubric)
+    return report.model_copy(update={"regression_flags": flags, "gate": gate})
+
+
+def gate_summary(report: RunReport) -> str:
+    """The one line a failed execution shows as its cause."""
+    if report.gate.passed:
+        return f"passed: {report.passed_cases}/{report.total_cases} items, pass rate {report.pass_rate:.2f}"
+    first = "; ".join(report.gate.reasons[:3])
+    more = f" (+{len(report.gate.reasons) - 3} more)" if len(report.gate.reasons) > 3 else ""
+    return f"{len(report.gate.reasons)} gate rule(s) broken: {first}{more}"[:1000]
+
+
+def load_report(path: str | Path) -> RunReport:
+    try:
+        return RunReport.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable run report: {exc}") from exc
+
+
+def results_to_jsonl(results: Iterable[EvaluationResult]) -> str:
+    return "".join(json.dumps(r.model_dump(mode="json"), ensure_ascii=False) + "\n" for r in results)

@@ -1,0 +1,83 @@
+"""A single-file HTML report (no network use): summary, inline SVG charts, failing items with reasons."""
+
+from __future__ import annotations
+
+from jinja2 import Environment, select_autoescape
+
+from fmquality.models import DIMENSIONS, EvaluationResult, RunReport
+
+_TEMPLATE = r"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<title>Quality gate {{ 'PASSED' if r.gate.passed else 'FAILED' }} · {{ r.run_id }}</title>
+<style>
+ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI","Hiragino Sans","Noto Sans JP",sans-serif;margin:2rem;color:#1b1f24;max-width:1100px}
+ h1{margin:0 0 .3rem} .muted{color:#57606a} .badge{display:inline-block;padding:.15rem .6rem;border-radius:1rem;color:#fff;font-weight:600}
+ .pass{background:#1a7f37} .fail{background:#cf222e} table{border-collapse:collapse;width:100%;margin:.6rem 0 1.4rem}
+ th,td{border-bottom:1px solid #d0d7de;padding:.3rem .5rem;text-align:left;vertical-align:top} th{background:#f6f8fa}
+ .num{text-align:right;font-variant-numeric:tabular-nums} .grid{display:grid;grid-template-columns:1fr 1fr;gap:1.5rem}
+ ul.reasons{margin:.2rem 0;padding-left:1.1rem} .kpi{display:flex;gap:1.5rem;margin:1rem 0} .kpi div{background:#f6f8fa;padding:.6rem 1rem;border-radius:.4rem}
+ .kpi b{display:block;font-size:1.4rem}
+</style></head><body>
+<h1>MangaAssist quality gate <span class="badge {{ 'pass' if r.gate.passed else 'fail' }}">{{ 'PASSED' if r.gate.passed else 'FAILED' }}</span></h1>
+<div class="muted">run {{ r.run_id }} · dataset {{ r.dataset }} · rubric {{ r.rubric_version }} · judge {{ r.judge }} · engine {{ r.engine }} · trigger {{ r.trigger }}{% if r.baseline_run_id %} · baseline {{ r.baseline_run_id }}{% endif %}</div>
+<div class="kpi">
+ <div><b>{{ r.total_cases }}</b>cases</div><div><b>{{ '%.1f'|format(r.pass_rate*100) }}%</b>pass rate</div>
+ <div><b>{{ r.failed_cases }}</b>failed</div><div><b>{{ r.unscored_cases }}</b>unscored</div>
+ <div><b>{{ '%.3f'|format(r.mean_composite) if r.mean_composite is not none else '–' }}</b>mean composite</div>
+ <div><b>{{ r.judge_usage.calls }}</b>judge calls</div>
+</div>
+{% if r.gate.reasons %}<h2>Why the gate failed</h2><ul class="reasons">{% for x in r.gate.reasons %}<li>{{ x }}</li>{% endfor %}</ul>{% endif %}
+{% if r.regression_flags %}<h2>Regression against the baseline</h2><table><tr><th>subset</th><th class="num">baseline</th><th class="num">candidate</th><th class="num">drop</th><th class="num">allowed</th></tr>
+{% for f in r.regression_flags %}<tr><td>{{ f.subset }}</td><td class="num">{{ '%.3f'|format(f.baseline_mean) }}</td><td class="num">{{ '%.3f'|format(f.candidate_mean) }}</td><td class="num">{{ '%.3f'|format(f.drop) }}</td><td class="num">{{ '%.3f'|format(f.allowed_drop) }}</td></tr>{% endfor %}</table>{% endif %}
+<div class="grid">
+ <div><h2>Pass rate by intent</h2>{{ intent_chart|safe }}</div>
+ <div><h2>Average by dimension</h2>{{ dimension_chart|safe }}</div>
+</div>
+<h2>By intent</h2><table><tr><th>intent</th><th class="num">cases</th><th class="num">passed</th><th class="num">pass rate</th><th class="num">mean composite</th><th class="num">unscored</th></tr>
+{% for name, b in r.intent_breakdown.items() %}<tr><td>{{ name }}</td><td class="num">{{ b.total }}</td><td class="num">{{ b.passed }}</td><td class="num">{{ '%.2f'|format(b.pass_rate) }}</td><td class="num">{{ '%.3f'|format(b.avg_score) if b.avg_score is not none else '–' }}</td><td class="num">{{ b.unscored }}</td></tr>{% endfor %}</table>
+<h2>By locale</h2><table><tr><th>locale</th><th class="num">cases</th><th class="num">pass rate</th><th class="num">mean composite</th></tr>
+{% for name, b in r.locale_breakdown.items() %}<tr><td>{{ name }}</td><td class="num">{{ b.total }}</td><td class="num">{{ '%.2f'|format(b.pass_rate) }}</td><td class="num">{{ '%.3f'|format(b.avg_score) if b.avg_score is not none else '–' }}</td></tr>{% endfor %}</table>
+<h2>Failing items ({{ failing|length }})</h2>
+<table><tr><th>test</th><th>intent</th><th>locale</th><th class="num">score</th><th class="num">threshold</th><th>reasons</th></tr>
+{% for x in failing %}<tr><td>{{ x.test_id }}</td><td>{{ x.intent }}</td><td>{{ x.locale }}</td><td class="num">{{ '%.3f'|format(x.composite_score) if x.composite_score is not none else x.status }}</td><td class="num">{{ '%.2f'|format(x.threshold) }}</td><td><ul class="reasons">{% for why in x.failure_reasons %}<li>{{ why }}</li>{% endfor %}</ul></td></tr>{% endfor %}
+</table>
+</body></html>
+"""
+
+_ENV = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+
+
+def bar_chart_svg(values: dict[str, float | None], *, threshold: float | None = None, width: int = 480) -> str:
+    """Horizontal bars for 0..1 values, with an optional threshold line."""
+    row, label_w, pad = 22, 140, 6
+    height = row * max(len(values), 1) + pad * 2
+    plot_w = width - label_w - 50
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img">']
+    for i, (name, value) in enumerate(values.items()):
+        y = pad + i * row
+        v = 0.0 if value is None else max(0.0, min(1.0, value))
+        colour = "#1a7f37" if threshold is None or v >= threshold else "#cf222e"
+        parts.append(f'<text x="{label_w - 6}" y="{y + 15}" text-anchor="end" font-size="12">{_esc(name)}</text>')
+        parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{plot_w * v:.1f}" height="{row - 8}" fill="{colour}"/>')
+        text = "–" if value is None else f"{value:.2f}"
+        parts.append(f'<text x="{label_w + plot_w * v + 4:.1f}" y="{y + 15}" font-size="12">{text}</text>')
+    if threshold is not None:
+        x = label_w + plot_w * threshold
+        parts.append(f'<line x1="{x:.1f}" y1="0" x2="{x:.1f}" y2="{height}" stroke="#57606a" stroke-dasharray="4 3"/>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_html(report: RunReport, results: list[EvaluationResult], rubric_min_pass_rate: float = 0.9) -> str:
+    failing = sorted((r for r in results if not r.passed), key=lambda r: (r.intent, r.test_id))
+    return _ENV.from_string(_TEMPLATE).render(
+        r=report,
+        failing=failing,
+        intent_chart=bar_chart_svg({k: b.pass_rate for k, b in report.intent_breakdown.items()},
+                                   threshold=rubric_min_pass_rate),
+        dimension_chart=bar_chart_svg({d: report.dimension_averages.get(d) for d in DIMENSIONS}),
+    )

@@ -141,4 +141,6 @@ def load_catalog(path: str | Path) -> list[CatalogItem]:
 def dataset_json_schema() -> dict[str, Any]:
     schema = TestCase.model_json_schema()
     schema["title"] = "MangaAssist evaluation test case (one JSON object per line)"
+    # Unknown fields are accepted and kept in `metadata` (see TestCase._keep_unknown_fields).
+    schema["additionalProperties"] = True
     return schema

@@ -107,3 +107,12 @@ def test_json_schema_lists_intents_and_required_fields():
     assert set(schema["required"]) == {"test_id", "intent", "query"}
     intents = schema["$defs"]["Intent"]["enum"]
     assert "order_tracking" in intents and len(intents) == 8
+
+
+def test_committed_json_schema_is_current():
+    from pathlib import Path
+
+    committed = Path(__file__).resolve().parents[2] / "datasets" / "schema" / "testcase.schema.json"
+    assert json.loads(committed.read_text(encoding="utf-8")) == dataset_json_schema(), (
+        "regenerate with: fmquality schema > datasets/schema/testcase.schema.json"
+    )

@@ -78,7 +78,7 @@ class GateRules(BaseModel):
 
 
 class JudgeSettings(BaseModel):
-    model_id: str = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+    model_id: str = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
     mode: Literal["per_dimension", "combined"] = "per_dimension"
     temperature: float = Field(default=0.0, ge=0.0, le=1.0)
     max_tokens: int = Field(default=800, gt=0)

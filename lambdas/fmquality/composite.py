@@ -84,15 +84,16 @@ def combine(
         judge_usage=usage,
         rubric_version=rubric.version,
         tags=list(case.tags),
-        label=case.label,
+        label=case.label.model_dump(exclude_none=True) if case.label else None,
     )
 
 
 def error_result(case_or_id: TestCase | dict, rubric: "Rubric", error: str, run_id: str | None = None) -> EvaluationResult:
     """The explicit record of an item whose evaluation failed: nothing is lost, nothing is scored."""
     if isinstance(case_or_id, TestCase):
-        test_id, intent, locale, tags, label = (case_or_id.test_id, case_or_id.intent.value, case_or_id.locale,
-                                                list(case_or_id.tags), case_or_id.label)
+        test_id, intent, locale, tags = (case_or_id.test_id, case_or_id.intent.value, case_or_id.locale,
+                                         list(case_or_id.tags))
+        label = case_or_id.label.model_dump(exclude_none=True) if case_or_id.label else None
     else:
         test_id = str(case_or_id.get("test_id", "<unknown>"))
         intent = str(case_or_id.get("intent", "unknown"))

@@ -248,7 +248,7 @@ class EvaluationResult(BaseModel):
     judge_usage: JudgeUsage = Field(default_factory=JudgeUsage)
     rubric_version: str
     tags: list[str] = Field(default_factory=list)
-    label: Label | None = None
+    label: dict[str, Any] | None = None  # the case's label as given, for calibration
     error: str | None = None
 
 

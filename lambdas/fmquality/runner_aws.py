@@ -1,0 +1,169 @@
+"""`fmquality start`: start the deployed evaluation state machine and (optionally) wait for it.
+
+Exit codes: 0 the execution succeeded (or was started, without --wait), 1 the quality gate failed
+(error ``QualityGateFailed``), 3 the execution failed otherwise (timed out, aborted, other error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+GATE_FAILED_ERROR = "QualityGateFailed"
+EXIT_SUCCEEDED, EXIT_GATE_FAILED, EXIT_RUN_FAILED = 0, 1, 3
+_FINAL_STATES = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
+
+
+def _parse_output(raw: str | None) -> Any:
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def execution_name(trigger: str, now: datetime | None = None) -> str:
+    """A readable, unique execution name; Prepare derives the run id from it."""
+    now = now or datetime.now(timezone.utc)
+    prefix = re.sub(r"[^A-Za-z0-9_-]+", "-", trigger).strip("-")[:30] or "run"
+    return f"{prefix}-{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+
+
+def start_run(
+    sfn_client: Any,
+    state_machine_arn: str,
+    execution_input: dict[str, Any],
+    wait: bool,
+    poll_s: float = 5.0,
+    timeout_s: float | None = None,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """Start one execution; with ``wait``, poll until it ends (or ``timeout_s`` passes, which
+    leaves status "RUNNING"). Returns {arn, status, error, cause, output}."""
+    arn = sfn_client.start_execution(
+        stateMachineArn=state_machine_arn,
+        name=name or execution_name(str(execution_input.get("trigger") or "run")),
+        input=json.dumps(execution_input),
+    )["executionArn"]
+    outcome: dict[str, Any] = {"arn": arn, "status": "RUNNING", "error": None, "cause": None, "output": None}
+    if not wait:
+        return outcome
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while True:
+        described = sfn_client.describe_execution(executionArn=arn)
+        status = described["status"]
+        if status in _FINAL_STATES:
+            return {
+                "arn": arn,
+                "status": status,
+                "error": described.get("error"),
+                "cause": described.get("cause"),
+                "output": _parse_output(described.get("output")),
+            }
+        if deadline is not None and time.monotonic() >= deadline:
+            return outcome
+        time.sleep(poll_s)
+
+
+def exit_code(outcome: dict[str, Any]) -> int:
+    if outcome["status"] in ("SUCCEEDED", "RUNNING"):
+        return EXIT_SUCCEEDED
+    if outcome["status"] == "FAILED" and outcome.get("error") == GATE_FAILED_ERROR:
+        return EXIT_GATE_FAILED
+    return EXIT_RUN_FAILED
+
+
+def _s3_uri(value: str) -> str:
+    if not value.startswith("s3://") or len(value) <= len("s3://") or "/" not in value[len("s3://"):]:
+        raise argparse.ArgumentTypeError(f"expected an s3://bucket/key URI, got {value!r}")
+    return value
+
+
+def _state_machine_arn(value: str) -> str:
+    parts = value.split(":")
+    if len(parts) < 7 or parts[0] != "arn" or parts[2] != "states" or parts[5] != "stateMachine":
+        raise argparse.ArgumentTypeError(f"expected a state machine ARN (arn:aws:states:REGION:ACCOUNT:stateMachine:NAME), got {value!r}")
+    return value
+
+
+def add_start_command(subparsers: Any) -> argparse.ArgumentParser:
+    start = subparsers.add_parser(
+        "start", help="start the deployed evaluation state machine (Step Functions) and print its outcome"
+    )
+    start.add_argument("--state-machine", required=True, type=_state_machine_arn, help="state machine ARN")
+    start.add_argument("--dataset", required=True, type=_s3_uri, help="s3:// URI of the JSON Lines dataset")
+    start.add_argument("--catalog", type=_s3_uri, help="s3:// URI of a catalog snapshot JSON")
+    start.add_argument("--rubric", type=_s3_uri, help="s3:// URI of a rubric YAML (default: the embedded one)")
+    start.add_argument("--baseline", help='"auto" (the dataset\'s approved baseline) or a run id')
+    start.add_argument("--trigger", default="manual", help="recorded with the run (default: manual)")
+    start.add_argument("--run-id", help="run id (default: derived from the execution name)")
+    start.add_argument("--skip-invalid", action="store_true", help="evaluate the valid lines, reject the others")
+    start.add_argument("--max-concurrency", type=int, help="Map concurrency (default: the deployment's)")
+    start.add_argument("--tolerated-failure-percentage", type=float,
+                       help="items allowed to fail in the Map before the run fails (default: the deployment's)")
+    start.add_argument("--wait", action="store_true", help="wait for the execution to end and print its outcome")
+    start.add_argument("--poll-seconds", type=float, default=5.0, help=argparse.SUPPRESS)
+    return start
+
+
+def execution_input_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    execution_input: dict[str, Any] = {"trigger": args.trigger, "dataset": args.dataset}
+    optional = {
+        "catalog": args.catalog,
+        "rubric": args.rubric,
+        "baseline": args.baseline,
+        "run_id": args.run_id,
+        "max_concurrency": args.max_concurrency,
+        "tolerated_failure_percentage": args.tolerated_failure_percentage,
+    }
+    execution_input.update({k: v for k, v in optional.items() if v is not None})
+    if args.skip_invalid:
+        execution_input["skip_invalid"] = True
+    return execution_input
+
+
+def print_outcome(outcome: dict[str, Any], out: Any = None) -> None:
+    out = out or sys.stdout
+    print(f"execution: {outcome['arn']}", file=out)
+    print(f"status:    {outcome['status']}", file=out)
+    if outcome.get("error"):
+        print(f"error:     {outcome['error']}", file=out)
+    if outcome.get("cause"):
+        print(f"cause:     {outcome['cause']}", file=out)
+    output = outcome.get("output")
+    if isinstance(output, dict):
+        # The evaluation state machine ends with the execution input plus "prepare" and "aggregate".
+        shown = {**output.get("prepare", {}), **output.get("aggregate", {}), **output}
+        for key in ("run_id", "summary", "pass_rate", "report_key"):
+            if isinstance(shown.get(key), (str, int, float)):
+                print(f"{key + ':':<10} {shown[key]}", file=out)
+    elif output is not None:
+        print(f"output:    {output}", file=out)
+
+
+def run_start_command(args: argparse.Namespace, sfn_client: Any = None) -> int:
+    if sfn_client is None:
+        import boto3
+
+        # The region is the state machine's, whatever the local profile says.
+        sfn_client = boto3.client("stepfunctions", region_name=args.state_machine.split(":")[3])
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        outcome = start_run(sfn_client, args.state_machine, execution_input_from_args(args), wait=args.wait,
+                            poll_s=args.poll_seconds)
+    except (ClientError, BotoCoreError) as exc:
+        print(f"fmquality start: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    if not args.wait:
+        print(outcome["arn"])
+        return EXIT_SUCCEEDED
+    print_outcome(outcome)
+    return exit_code(outcome)

@@ -1,0 +1,52 @@
+"""Thin Lambda entry points: parse the event, call the core through the adapters, return a model.
+
+boto3 clients are created on first use and kept for the life of the container (``aws_client``),
+never at import, so a test can import a handler inside ``moto.mock_aws``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+# The Bedrock judge owns its retries (backoff with jitter, then JudgeThrottled for Step Functions):
+# botocore makes a single attempt so the two never multiply.
+_CLIENT_CONFIGS: dict[str, dict[str, Any]] = {
+    "bedrock-runtime": {"read_timeout": 60, "connect_timeout": 5,
+                        "retries": {"total_max_attempts": 1, "mode": "standard"}},
+}
+
+
+@cache
+def aws_client(service: str) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    settings = _CLIENT_CONFIGS.get(service, {"retries": {"mode": "standard"}})
+    return boto3.client(service, config=Config(**settings))
+
+
+@cache
+def run_rubric(bucket: str, key: str) -> Any:
+    """The resolved rubric Prepare wrote for a run (runs/<run_id>/rubric.json), read once per
+    container: every item of a run uses the same key."""
+    from fmquality.adapters.s3 import S3Store
+    from fmquality.rubric import Rubric
+
+    return Rubric.model_validate(S3Store(aws_client("s3")).read_json(bucket, key))
+
+
+@cache
+def judge_for(name: str, model_id: str | None) -> Any:
+    """One judge per container, so its connection (and any verdict cache it keeps) is reused."""
+    from fmquality.judges.factory import make_judge
+
+    client = aws_client("bedrock-runtime") if name == "bedrock" else None
+    return make_judge(name, model_id, boto3_client=client)
+
+
+def reset_caches() -> None:
+    """Forget cached clients, rubrics and judges (tests: each moto mock is a fresh account)."""
+    aws_client.cache_clear()
+    run_rubric.cache_clear()
+    judge_for.cache_clear()

@@ -1,0 +1,45 @@
+"""Composite: weigh the four dimension scores of one item, decide pass/fail, record the result.
+With ``"mode": "error"`` (the Map's Catch) it records an explicit error result instead."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from fmquality.adapters.dynamodb import EvaluationTable
+from fmquality.composite import combine, error_result
+from fmquality.models import EvaluationResult
+from handlers import aws_client, run_rubric
+from handlers.env import FunctionEnv, load_env
+from handlers.events import CompositeErrorEvent, CompositeEvent, parse_composite_event
+
+logger = Logger()
+tracer = Tracer()
+
+
+def summary(result: EvaluationResult) -> dict[str, Any]:
+    """What the Map collects per item: small, the full result lives in DynamoDB."""
+    return {"test_id": result.test_id, "status": result.status, "passed": result.passed,
+            "composite_score": result.composite_score}
+
+
+@tracer.capture_method
+def record(event: CompositeEvent | CompositeErrorEvent, table: EvaluationTable) -> EvaluationResult:
+    rubric = run_rubric(event.bucket, event.rubric_key)
+    if isinstance(event, CompositeErrorEvent):
+        result = error_result(event.item, rubric, event.error.describe(), run_id=event.run_id)
+        logger.warning("item recorded as an error", extra={"test_id": result.test_id, "error": result.error})
+    else:
+        result = combine(event.item, rubric, event.scores_by_dimension(), run_id=event.run_id)
+    table.put_result(event.run_id, result)
+    return result
+
+
+@logger.inject_lambda_context(log_event=False, clear_state=True)
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    env = load_env(FunctionEnv)
+    parsed = parse_composite_event(event)
+    return summary(record(parsed, EvaluationTable(env.table_name, aws_client("dynamodb"))))

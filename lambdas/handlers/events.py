@@ -1,0 +1,167 @@
+"""The input event of each handler. A malformed event raises ``pydantic.ValidationError`` whose
+message names the field (e.g. ``item.intent`` or ``dataset``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from fmquality.models import DIMENSIONS, DimensionScore, TestCase
+
+_S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]/.+")
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
+
+
+def _check_s3_uri(value: str | None) -> str | None:
+    if value is not None and not _S3_URI.match(value):
+        raise ValueError(f"must be an s3://bucket/key URI, got {value!r}")
+    return value
+
+
+def _check_run_id(value: str | None) -> str | None:
+    if value is not None and not _RUN_ID.match(value):
+        raise ValueError("must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit")
+    return value
+
+
+class PrepareEvent(BaseModel):
+    """The execution input (documented in the README), plus what the state machine adds."""
+
+    # Callers (EventBridge input transformers, the pipeline) may add keys of their own: they are
+    # kept in ``model_extra`` and logged, not refused.
+    model_config = ConfigDict(extra="allow")
+
+    trigger: str = Field(default="manual", min_length=1, max_length=64)
+    dataset: str
+    catalog: str | None = None
+    rubric: str | None = None
+    baseline: str | None = None
+    candidate: dict[str, Any] | None = None
+    skip_invalid: bool = False
+    max_concurrency: int | None = Field(default=None, ge=1, le=10000)
+    tolerated_failure_percentage: float | None = Field(default=None, ge=0.0, le=100.0)
+    run_id: str | None = None
+    dataset_id: str | None = Field(default=None, min_length=1, max_length=256)
+    execution_id: str | None = None
+    execution_name: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flatten_execution_input(cls, data: Any) -> Any:
+        """Also accept {"execution_input": <the execution input>, "execution_id": ..., "execution_name": ...}:
+        the shape a Task's Parameters can build from "$" and "$$.Execution" without merging objects."""
+        if isinstance(data, dict) and isinstance(data.get("execution_input"), dict):
+            rest = {k: v for k, v in data.items() if k != "execution_input"}
+            return {**data["execution_input"], **rest}
+        return data
+
+    @field_validator("dataset", "catalog", "rubric")
+    @classmethod
+    def _s3_uris(cls, value: str | None) -> str | None:
+        return _check_s3_uri(value)
+
+    @field_validator("run_id")
+    @classmethod
+    def _run_id_shape(cls, value: str | None) -> str | None:
+        return _check_run_id(value)
+
+    @field_validator("baseline")
+    @classmethod
+    def _baseline_shape(cls, value: str | None) -> str | None:
+        if value in (None, "", "none", "null"):
+            return None
+        if value == "auto":
+            return value
+        return _check_run_id(value)
+
+
+class ScoreEvent(BaseModel):
+    """One dimension of one item (the scorer functions)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    run_id: str
+    bucket: str = Field(min_length=3)
+    rubric_key: str = Field(min_length=1)
+    item: TestCase
+
+
+class StepFunctionsError(BaseModel):
+    """What a Catch puts in ResultPath: {"Error": name, "Cause": text (often Lambda's JSON)}."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    Error: str = "States.Unknown"
+    Cause: str | None = None
+
+    def describe(self) -> str:
+        """"<Error>: <message>", reading Lambda's JSON cause down to its errorMessage."""
+        message = self.Cause or ""
+        try:
+            parsed = json.loads(message)
+        except (TypeError, ValueError):
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("errorMessage"):
+            message = str(parsed["errorMessage"])
+        message = " ".join(message.split())[:1000]
+        return f"{self.Error}: {message}" if message else self.Error
+
+
+class CompositeEvent(BaseModel):
+    """The four dimension scores of one item (the Parallel's output, in any order)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    mode: Literal["score"] = "score"
+    run_id: str
+    bucket: str = Field(min_length=3)
+    rubric_key: str = Field(min_length=1)
+    item: TestCase
+    scores: list[DimensionScore] = Field(min_length=len(DIMENSIONS), max_length=len(DIMENSIONS))
+
+    @model_validator(mode="after")
+    def _one_score_per_dimension(self) -> "CompositeEvent":
+        names = sorted(s.dimension for s in self.scores)
+        if names != sorted(DIMENSIONS):
+            raise ValueError(f"scores must hold exactly one of each of {list(DIMENSIONS)}, got {names}")
+        return self
+
+    def scores_by_dimension(self) -> dict[str, DimensionScore]:
+        return {s.dimension: s for s in self.scores}
+
+
+class CompositeErrorEvent(BaseModel):
+    """An item whose scoring failed after its retries (the Catch): recorded as an explicit error."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    mode: Literal["error"]
+    run_id: str
+    bucket: str = Field(min_length=3)
+    rubric_key: str = Field(min_length=1)
+    # Kept as a dict: the error record needs only test_id/intent/locale/tags, and must be written
+    # even if the item itself was what broke.
+    item: dict[str, Any]
+    error: StepFunctionsError = Field(default_factory=StepFunctionsError)
+
+
+def parse_composite_event(event: dict[str, Any]) -> CompositeEvent | CompositeErrorEvent:
+    if isinstance(event, dict) and event.get("mode") == "error":
+        return CompositeErrorEvent.model_validate(event)
+    return CompositeEvent.model_validate(event)
+
+
+class AggregateEvent(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    run_id: str
+    bucket: str = Field(min_length=3)
+    rubric_key: str = Field(min_length=1)
+    items_key: str = Field(min_length=1)
+    dataset_id: str = Field(min_length=1)
+    baseline_run_id: str | None = None
+    trigger: str = "manual"
+    execution_arn: str | None = None

@@ -1,0 +1,197 @@
+"""Prepare: validate the dataset, write the normalized items and the resolved rubric to S3,
+register the run, resolve the baseline. Its output drives the Distributed Map."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import ValidationError
+
+from fmquality.adapters import s3 as layout
+from fmquality.adapters.dynamodb import EvaluationTable, json_attribute
+from fmquality.adapters.s3 import S3ObjectNotFound, S3Store, parse_s3_uri
+from fmquality.dataset import LineError, parse_lines
+from fmquality.models import CatalogItem
+from fmquality.rubric import Rubric, load_rubric, parse_rubric
+from handlers import aws_client
+from handlers.env import PrepareEnv, load_env
+from handlers.events import PrepareEvent
+
+logger = Logger()
+tracer = Tracer()
+
+# The error message lists bad lines up to this many; rejected.jsonl always holds all of them.
+MAX_LINES_IN_MESSAGE = 200
+
+
+class DatasetRejected(ValueError):
+    """The dataset (or catalog) has bad lines and skip_invalid is false, or cannot be read.
+    The state machine fails with this error name; the message lists file:line: field: reason."""
+
+
+class BaselineNotFound(LookupError):
+    """An explicit baseline run id names no finished run."""
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def derive_run_id(event: PrepareEvent, now: datetime) -> str:
+    if event.run_id:
+        return event.run_id
+    if event.execution_name:
+        # Execution names allow characters our S3 prefixes and keys should not carry.
+        cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", event.execution_name).strip("-.")[:128]
+        if cleaned:
+            return cleaned
+    return f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+
+
+def derive_dataset_id(event: PrepareEvent) -> str:
+    if event.dataset_id:
+        return event.dataset_id
+    _, key = parse_s3_uri(event.dataset)
+    return re.sub(r"\.(jsonl|ndjson|json)$", "", key, flags=re.IGNORECASE)
+
+
+def _rejection_message(source: str, errors: list[LineError], rejected_uri: str) -> str:
+    lines = [str(e) for e in errors[:MAX_LINES_IN_MESSAGE]]
+    if len(errors) > MAX_LINES_IN_MESSAGE:
+        lines.append(f"... and {len(errors) - MAX_LINES_IN_MESSAGE} more problem(s), all in {rejected_uri}")
+    bad_lines = len({(e.file, e.line) for e in errors})
+    return (f"{source}: {bad_lines} invalid line(s) (set skip_invalid to evaluate the valid ones):\n"
+            + "\n".join(lines))
+
+
+def parse_catalog(raw: bytes, source: str) -> list[CatalogItem]:
+    """A catalog snapshot from S3: a JSON array of catalog items, or {"items": [...]}, validated
+    with the same model as the local loader."""
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetRejected(f"{source}: cannot read catalog: {exc}") from exc
+    items = data.get("items") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise DatasetRejected(f"{source}: the catalog must be a JSON array of items")
+    out: list[CatalogItem] = []
+    problems: list[str] = []
+    for index, item in enumerate(items):
+        try:
+            out.append(CatalogItem.model_validate(item))
+        except ValidationError as exc:
+            for err in exc.errors():
+                field = ".".join(str(p) for p in err["loc"]) or "<item>"
+                problems.append(f"{source}:{index + 1}: [{index}].{field}: {err['msg']}")
+    if problems:
+        raise DatasetRejected(f"{source}: invalid catalog items:\n" + "\n".join(problems))
+    return out
+
+
+def _read(s3: S3Store, uri: str, what: str) -> bytes:
+    try:
+        return s3.read_uri(uri)
+    except S3ObjectNotFound as exc:
+        raise DatasetRejected(f"cannot read {what}: {exc}") from exc
+
+
+@tracer.capture_method
+def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: EvaluationTable,
+                now: datetime | None = None) -> dict[str, Any]:
+    now = now or _now()
+    run_id = derive_run_id(event, now)
+    dataset_id = derive_dataset_id(event)
+    bucket = env.bucket_name
+    logger.append_keys(run_id=run_id, dataset_id=dataset_id)
+    if event.model_extra:
+        logger.warning("execution input has keys the gate does not use", extra={"keys": sorted(event.model_extra)})
+
+    catalog = parse_catalog(_read(s3, event.catalog, "catalog"), event.catalog) if event.catalog else None
+    loaded = parse_lines(_read(s3, event.dataset, "dataset").splitlines(), event.dataset, catalog)
+
+    # rejected.jsonl is written whatever happens next, so a rejected run still shows every bad line.
+    rejected_key = layout.run_key(run_id, layout.REJECTED)
+    rejected_uri = s3.write_jsonl(bucket, rejected_key, [e.model_dump() for e in loaded.errors])
+    rejected_count = len({(e.file, e.line) for e in loaded.errors})
+    if loaded.errors and not event.skip_invalid:
+        raise DatasetRejected(_rejection_message(event.dataset, loaded.errors, rejected_uri))
+    if not loaded.cases:
+        raise DatasetRejected(f"{event.dataset}: the dataset has no valid test cases "
+                              f"({rejected_count} rejected line(s), see {rejected_uri})")
+    if loaded.errors:
+        logger.warning("skipping invalid lines", extra={"rejected_lines": rejected_count, "rejected": rejected_uri})
+
+    rubric: Rubric = (parse_rubric(_read(s3, event.rubric, "rubric").decode("utf-8"), event.rubric)
+                      if event.rubric else load_rubric())
+    rubric_key = layout.run_key(run_id, layout.RUBRIC)
+    s3.write_json(bucket, rubric_key, rubric.model_dump(mode="json"))
+    items_key = layout.run_key(run_id, layout.ITEMS)
+    s3.write_json(bucket, items_key, [case.model_dump(mode="json") for case in loaded.cases])
+
+    baseline_run_id = resolve_baseline(event.baseline, dataset_id, table)
+    max_concurrency = event.max_concurrency or env.default_max_concurrency
+    tolerated = (event.tolerated_failure_percentage if event.tolerated_failure_percentage is not None
+                 else env.default_tolerated_failure_percentage)
+
+    table.register_run(
+        run_id,
+        dataset_id,
+        started_at=now.isoformat(timespec="milliseconds"),
+        status="RUNNING",
+        dataset=event.dataset,
+        catalog=event.catalog,
+        trigger=event.trigger,
+        rubric_version=rubric.version,
+        rubric_key=rubric_key,
+        items_key=items_key,
+        item_count=len(loaded.cases),
+        rejected_count=rejected_count,
+        baseline_run_id=baseline_run_id,
+        judge=env.judge_label,
+        execution_id=event.execution_id,
+        candidate=json_attribute(event.candidate) if event.candidate is not None else None,
+    )
+    logger.info("run prepared", extra={"items": len(loaded.cases), "rejected_lines": rejected_count,
+                                       "baseline_run_id": baseline_run_id})
+    return {
+        "run_id": run_id,
+        "bucket": bucket,
+        "items_key": items_key,
+        "item_count": len(loaded.cases),
+        "rejected_count": rejected_count,
+        "rubric_key": rubric_key,
+        "rubric_version": rubric.version,
+        "dataset_id": dataset_id,
+        "baseline_run_id": baseline_run_id,
+        # Floats: the Map's ToleratedFailurePercentagePath needs a number; the local engine a float.
+        "max_concurrency": max_concurrency,
+        "tolerated_failure_percentage": float(tolerated),
+        "trigger": event.trigger,
+    }
+
+
+def resolve_baseline(baseline: str | None, dataset_id: str, table: EvaluationTable) -> str | None:
+    """"auto": the approved baseline of the dataset, if any; a run id: that run, which must have a report."""
+    if baseline is None:
+        return None
+    if baseline == "auto":
+        approved = table.get_baseline(dataset_id)
+        return approved["run_id"] if approved else None
+    run = table.get_run(baseline)
+    if run is None or not run.get("report_key"):
+        raise BaselineNotFound(f"baseline run {baseline!r} has no finished report")
+    return baseline
+
+
+@logger.inject_lambda_context(log_event=False, clear_state=True)
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    env = load_env(PrepareEnv)
+    return prepare_run(PrepareEvent.model_validate(event), env, S3Store(aws_client("s3")),
+                       EvaluationTable(env.table_name, aws_client("dynamodb")))

@@ -1,0 +1,53 @@
+"""A scorer: one quality dimension (env DIMENSION) of one item. One function per dimension.
+
+Judge throttling that outlived the judge's own retries raises ``JudgeThrottled`` so the state
+machine's Retry (backoff with full jitter) tries the task again later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from fmquality.evaluate import score_one_dimension
+from fmquality.judges.base import JudgeThrottled
+from fmquality.models import DimensionScore
+from handlers import judge_for, run_rubric
+from handlers.env import ScorerEnv, load_env
+from handlers.events import ScoreEvent
+
+logger = Logger()
+tracer = Tracer()
+# service="" keeps Powertools from adding its default "service" dimension: the judge metrics are
+# published without dimensions, so one alarm covers every scorer function.
+metrics = Metrics(service="")
+
+
+@tracer.capture_method
+def score(event: ScoreEvent, env: ScorerEnv) -> DimensionScore:
+    dimension = env.dimension.value
+    logger.append_keys(run_id=event.run_id, test_id=event.item.test_id, dimension=dimension)
+    rubric = run_rubric(event.bucket, event.rubric_key)
+    judge = judge_for(env.judge, env.judge_model_id)
+    try:
+        result = score_one_dimension(dimension, event.item, rubric, judge, raise_on_throttle=True)
+    except JudgeThrottled:
+        metrics.add_metric(name="JudgeThrottles", unit=MetricUnit.Count, value=1)
+        logger.warning("judge throttled after its retries; leaving the retry to Step Functions")
+        raise
+    metrics.add_metric(name="JudgeCalls", unit=MetricUnit.Count, value=result.judge_calls)
+    metrics.add_metric(name="JudgeInputTokens", unit=MetricUnit.Count, value=result.usage.input_tokens)
+    metrics.add_metric(name="JudgeOutputTokens", unit=MetricUnit.Count, value=result.usage.output_tokens)
+    if result.status == "unscored":
+        logger.warning("dimension unscored", extra={"reason": result.unscored_reason})
+    return result
+
+
+@logger.inject_lambda_context(log_event=False, clear_state=True)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return score(ScoreEvent.model_validate(event), load_env(ScorerEnv)).model_dump(mode="json")

@@ -1,0 +1,178 @@
+"""Prepare against moto: items.json, rubric.json, the run record, rejected lines, the baseline."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from moto_env import BUCKET, CASES, DATASET_ID, DATASET_KEY, load_event, put_dataset, read_json, read_text
+
+
+def _prepare(event, context):
+    from handlers.prepare import handler
+
+    return handler(event, context)
+
+
+def test_prepare_writes_items_rubric_and_registers_the_run(aws, lambda_context):
+    from fmquality.models import TestCase
+    from fmquality.rubric import Rubric, load_rubric
+
+    put_dataset(aws.s3, CASES)
+    out = _prepare(load_event("prepare.json"), lambda_context)
+
+    assert out["item_count"] == len(CASES) and out["rejected_count"] == 0
+    assert out["bucket"] == BUCKET and out["dataset_id"] == DATASET_ID
+    # The run id comes from the execution name when the input does not give one.
+    assert out["run_id"] == "manual-20250101T000000Z"
+    assert out["items_key"] == f"runs/{out['run_id']}/items.json"
+    assert out["rubric_key"] == f"runs/{out['run_id']}/rubric.json"
+    assert out["max_concurrency"] == 10 and out["tolerated_failure_percentage"] == 5.0
+    assert out["baseline_run_id"] is None  # "auto" and no approved baseline yet
+
+    items = read_json(aws.s3, out["items_key"])
+    assert isinstance(items, list)
+    assert [TestCase.model_validate(i).test_id for i in items] == [c["test_id"] for c in CASES]
+    # Unknown dataset fields survive normalization in metadata.
+    assert items[2]["metadata"] == {"source_channel": "web"}
+    rubric = Rubric.model_validate(read_json(aws.s3, out["rubric_key"]))
+    assert rubric == load_rubric() and out["rubric_version"] == rubric.version
+
+    run = aws.ddb.get_item(TableName="fmq-eval-test", Key={"pk": {"S": f"RUN#{out['run_id']}"}, "sk": {"S": "RUN"}})["Item"]
+    assert run["status"]["S"] == "RUNNING"
+    assert run["gsi1pk"]["S"] == f"DATASET#{DATASET_ID}"
+    assert run["gsi1sk"]["S"].endswith(f"#{out['run_id']}")
+    assert run["trigger"]["S"] == "manual"
+    assert run["item_count"]["N"] == str(len(CASES))
+
+
+def test_prepare_takes_limits_and_ids_from_the_input(aws, lambda_context, monkeypatch):
+    monkeypatch.setenv("DEFAULT_MAX_CONCURRENCY", "3")
+    put_dataset(aws.s3, CASES)
+    out = _prepare(load_event("prepare.json", run_id="pr-42", dataset_id="golden", tolerated_failure_percentage=0,
+                              trigger="PromptVersionPublished"), lambda_context)
+    assert out["run_id"] == "pr-42" and out["dataset_id"] == "golden"
+    assert out["max_concurrency"] == 3
+    assert out["tolerated_failure_percentage"] == 0.0 and isinstance(out["tolerated_failure_percentage"], float)
+    assert out["trigger"] == "PromptVersionPublished"
+
+
+def test_prepare_rejects_bad_lines_listing_file_line_and_field(aws, lambda_context):
+    from handlers.prepare import DatasetRejected
+
+    bad_intent = dict(CASES[1], intent="smalltalk")
+    no_query = {k: v for k, v in CASES[2].items() if k != "query"}
+    uri = put_dataset(aws.s3, [CASES[0], bad_intent, "{not json", no_query])
+
+    with pytest.raises(DatasetRejected) as caught:
+        _prepare(load_event("prepare.json", run_id="bad-run"), lambda_context)
+
+    message = str(caught.value)
+    assert type(caught.value).__name__ == "DatasetRejected"  # the error name the state machine sees
+    assert f"{uri}:2: intent:" in message
+    assert f"{uri}:3: <line>: not valid JSON" in message
+    assert f"{uri}:4: query:" in message
+    assert f"{uri}:1:" not in message
+    # rejected.jsonl is written even though the run stops.
+    rejected = [json.loads(line) for line in read_text(aws.s3, "runs/bad-run/rejected.jsonl").splitlines()]
+    assert sorted({r["line"] for r in rejected}) == [2, 3, 4]
+    # No items and no run record for a rejected dataset.
+    listed = aws.s3.list_objects_v2(Bucket=BUCKET, Prefix="runs/bad-run/").get("Contents", [])
+    assert [o["Key"] for o in listed] == ["runs/bad-run/rejected.jsonl"]
+    assert "Item" not in aws.ddb.get_item(TableName="fmq-eval-test", Key={"pk": {"S": "RUN#bad-run"}, "sk": {"S": "RUN"}})
+
+
+def test_prepare_with_skip_invalid_writes_rejected_lines_and_continues(aws, lambda_context):
+    put_dataset(aws.s3, [CASES[0], dict(CASES[1], intent="smalltalk"), CASES[2], dict(CASES[0])])
+    out = _prepare(load_event("prepare.json", run_id="skip-run", skip_invalid=True), lambda_context)
+
+    assert out["item_count"] == 2 and out["rejected_count"] == 2
+    assert [i["test_id"] for i in read_json(aws.s3, out["items_key"])] == ["faq-returns-window", "order-eta"]
+    rejected = [json.loads(line) for line in read_text(aws.s3, "runs/skip-run/rejected.jsonl").splitlines()]
+    assert {(r["line"], r["field"]) for r in rejected} == {(2, "intent"), (4, "test_id")}
+    assert all(r["file"] == f"s3://{BUCKET}/{DATASET_KEY}" for r in rejected)
+
+
+def test_prepare_merges_a_catalog_and_rejects_an_invalid_one(aws, lambda_context):
+    from handlers.prepare import DatasetRejected
+
+    put_dataset(aws.s3, [CASES[0]])
+    catalog = [{"asin": "B0TOMIE001", "title": "Tomie", "price": 19.99, "availability": "in_stock"}]
+    aws.s3.put_object(Bucket=BUCKET, Key="catalog.json", Body=json.dumps(catalog))
+    out = _prepare(load_event("prepare.json", run_id="cat-run", catalog=f"s3://{BUCKET}/catalog.json"), lambda_context)
+    assert read_json(aws.s3, out["items_key"])[0]["catalog"][0]["asin"] == "B0TOMIE001"
+
+    aws.s3.put_object(Bucket=BUCKET, Key="bad-catalog.json", Body=json.dumps([{"asin": "X", "title": "T", "price": -1}]))
+    with pytest.raises(DatasetRejected, match=r"bad-catalog.json:1: \[0\].price"):
+        _prepare(load_event("prepare.json", run_id="cat-run-2", catalog=f"s3://{BUCKET}/bad-catalog.json"), lambda_context)
+
+
+def test_prepare_reads_a_rubric_from_s3(aws, lambda_context):
+    from fmquality.rubric import default_rubric_path
+
+    text = default_rubric_path().read_text(encoding="utf-8").replace("version:", "version: custom-", 1)
+    aws.s3.put_object(Bucket=BUCKET, Key="rubrics/custom.yaml", Body=text.encode())
+    put_dataset(aws.s3, CASES)
+    out = _prepare(load_event("prepare.json", run_id="rub-run", rubric=f"s3://{BUCKET}/rubrics/custom.yaml"), lambda_context)
+    assert out["rubric_version"].startswith("custom-")
+    assert read_json(aws.s3, out["rubric_key"])["version"] == out["rubric_version"]
+
+
+def test_prepare_resolves_auto_to_the_approved_baseline(aws, lambda_context):
+    from fmquality.adapters.dynamodb import EvaluationTable
+    from handlers.prepare import BaselineNotFound
+
+    put_dataset(aws.s3, CASES)
+    table = EvaluationTable("fmq-eval-test", aws.ddb)
+    table.register_run("old-run", DATASET_ID, report_key="runs/old-run/report.json")
+    table.approve_baseline(DATASET_ID, "old-run", "runs/old-run/report.json")
+
+    assert _prepare(load_event("prepare.json", run_id="new-run"), lambda_context)["baseline_run_id"] == "old-run"
+    explicit = _prepare(load_event("prepare.json", run_id="new-run-2", baseline="old-run"), lambda_context)
+    assert explicit["baseline_run_id"] == "old-run"
+    with pytest.raises(BaselineNotFound):
+        _prepare(load_event("prepare.json", run_id="new-run-3", baseline="never-ran"), lambda_context)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"dataset": None}, "dataset"),
+        ({"dataset": "https://example.com/golden.jsonl"}, "dataset"),
+        ({"max_concurrency": 0}, "max_concurrency"),
+        ({"skip_invalid": "maybe"}, "skip_invalid"),
+    ],
+)
+def test_a_malformed_prepare_event_names_the_field(aws, lambda_context, change, field):
+    event = load_event("prepare.json", **change)
+    if change.get("dataset", "") is None:
+        del event["dataset"]
+    with pytest.raises(ValidationError) as caught:
+        _prepare(event, lambda_context)
+    assert [".".join(map(str, e["loc"])) for e in caught.value.errors()] == [field]
+    assert field in str(caught.value)
+
+
+def test_a_missing_environment_variable_is_named(aws, lambda_context, monkeypatch):
+    monkeypatch.delenv("TABLE_NAME")
+    put_dataset(aws.s3, CASES)
+    with pytest.raises(ValidationError, match="TABLE_NAME"):
+        _prepare(load_event("prepare.json"), lambda_context)
+
+
+def test_a_dataset_that_does_not_exist_is_rejected_by_name(aws, lambda_context):
+    from handlers.prepare import DatasetRejected
+
+    with pytest.raises(DatasetRejected, match=r"cannot read dataset: s3://fmq-data-test/datasets/missing.jsonl does not exist"):
+        _prepare(load_event("prepare.json", dataset=f"s3://{BUCKET}/datasets/missing.jsonl"), lambda_context)
+
+
+def test_prepare_accepts_the_execution_input_nested_with_the_execution_context(aws, lambda_context):
+    put_dataset(aws.s3, CASES)
+    flat = load_event("prepare.json")
+    nested = {"execution_input": {k: v for k, v in flat.items() if not k.startswith("execution_")},
+              "execution_id": flat["execution_id"], "execution_name": "ci-20250101T000000Z-abc123"}
+    out = _prepare(nested, lambda_context)
+    assert out["run_id"] == "ci-20250101T000000Z-abc123" and out["item_count"] == len(CASES)

@@ -1,0 +1,206 @@
+"""The scorer and Composite handlers against moto, with the scripted judge (JUDGE=scripted)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from moto_env import BUCKET, CASES, TABLE, all_scores, dimension_score, load_event, put_dataset
+
+
+@pytest.fixture
+def run(aws, lambda_context):
+    """A prepared run: items.json and rubric.json in S3, the run record in DynamoDB."""
+    from handlers.prepare import handler
+
+    put_dataset(aws.s3, CASES)
+    return handler(load_event("prepare.json", run_id="run-fixture"), lambda_context)
+
+
+def _emf_records(captured: str) -> list[dict]:
+    return [json.loads(line) for line in captured.splitlines() if line.startswith("{") and '"_aws"' in line]
+
+
+def _values(emf: dict, name: str) -> list[float]:
+    """An EMF metric value is a number or a list of numbers."""
+    value = emf[name]
+    return value if isinstance(value, list) else [value]
+
+
+@pytest.mark.parametrize("dimension", ["relevance", "factual_accuracy", "consistency", "fluency"])
+def test_score_dimension_returns_a_valid_dimension_score(run, lambda_context, monkeypatch, capsys, dimension):
+    import handlers
+    from fmquality.models import DimensionScore
+    from handlers.score_dimension import handler
+
+    monkeypatch.setenv("DIMENSION", dimension)
+    out = handler(load_event("score_dimension.json"), lambda_context)
+
+    score = DimensionScore.model_validate(out)
+    assert score.dimension == dimension and score.status == "scored"
+    judge = handlers.judge_for("scripted", None)
+    asked = [d for _, d in judge.calls]
+    assert score.judge_calls == asked.count(dimension)
+    # Judge metrics go out as EMF, without dimensions, so one alarm covers every scorer.
+    records = _emf_records(capsys.readouterr().out)
+    assert records, "no EMF record written"
+    emf = records[-1]
+    directive = emf["_aws"]["CloudWatchMetrics"][0]
+    assert directive["Namespace"] == "MangaAssist/Evaluation"
+    assert directive["Dimensions"] == [[]]
+    assert {m["Name"] for m in directive["Metrics"]} >= {"JudgeCalls", "JudgeInputTokens", "JudgeOutputTokens"}
+    assert _values(emf, "JudgeCalls") == [score.judge_calls]
+
+
+def test_the_scripted_judge_does_not_override_the_checks(run, lambda_context, monkeypatch):
+    """An answer that contradicts the catalog price loses the checked sub-score even though the
+    scripted judge agrees with full marks."""
+    from handlers.score_dimension import handler
+
+    monkeypatch.setenv("DIMENSION", "factual_accuracy")
+    wrong_price = dict(CASES[1], response="Uzumaki by Junji Ito is $9.99 and it is in stock.")
+    out = handler(load_event("score_dimension.json", item=wrong_price), lambda_context)
+    assert out["sub_scores"]["price_accuracy"] < 1.0
+    assert any(f["rule"] == "price_contradiction" for f in out["hard_failures"])
+
+
+class ThrottledJudge:
+    name = "throttled"
+    model_id = "throttled-v1"
+
+    def __init__(self):
+        self.calls = 0
+
+    def judge(self, request, rubric):
+        from fmquality.judges.base import JudgeOutcome
+
+        self.calls += 1
+        return JudgeOutcome(error="ThrottlingException: rate exceeded", throttled=True, calls=1)
+
+
+def test_judge_throttling_propagates_as_judge_throttled(run, lambda_context, monkeypatch, capsys):
+    import handlers.score_dimension as scorer
+    from fmquality.judges.base import JudgeThrottled
+
+    judge = ThrottledJudge()
+    monkeypatch.setattr(scorer, "judge_for", lambda name, model_id: judge)
+    monkeypatch.setenv("DIMENSION", "fluency")
+
+    with pytest.raises(JudgeThrottled) as caught:
+        scorer.handler(load_event("score_dimension.json"), lambda_context)
+    assert type(caught.value).__name__ == "JudgeThrottled"  # the name the state machine retries on
+    assert judge.calls == 1
+    emf = _emf_records(capsys.readouterr().out)[-1]
+    assert _values(emf, "JudgeThrottles") == [1]
+
+
+def test_a_malformed_score_event_names_the_field(run, lambda_context):
+    from handlers.score_dimension import handler
+
+    event = load_event("score_dimension.json")
+    event["item"]["intent"] = "smalltalk"
+    with pytest.raises(ValidationError) as caught:
+        handler(event, lambda_context)
+    assert [e["loc"] for e in caught.value.errors()] == [("item", "intent")]
+
+
+def test_an_unknown_dimension_in_the_environment_is_named(run, lambda_context, monkeypatch):
+    from handlers.score_dimension import handler
+
+    monkeypatch.setenv("DIMENSION", "humour")
+    with pytest.raises(ValidationError, match="DIMENSION"):
+        handler(load_event("score_dimension.json"), lambda_context)
+
+
+def _results(aws, run_id="run-fixture"):
+    from fmquality.adapters.dynamodb import EvaluationTable
+
+    return EvaluationTable(TABLE, aws.ddb).results_for_run(run_id)
+
+
+def test_composite_writes_one_result(run, aws, lambda_context):
+    from handlers.composite import handler
+
+    scores = all_scores(1.0)
+    scores.reverse()  # the Parallel's order is not guaranteed
+    out = handler(load_event("composite.json", scores=scores), lambda_context)
+
+    assert out == {"test_id": "faq-returns-window", "status": "scored", "passed": True, "composite_score": 1.0}
+    [stored] = _results(aws)
+    assert stored.test_id == "faq-returns-window" and stored.run_id == "run-fixture"
+    assert set(stored.dimension_scores) == {"relevance", "factual_accuracy", "consistency", "fluency"}
+    assert stored.judge_usage.input_tokens == 4 * 900
+    raw = aws.ddb.get_item(TableName=TABLE, Key={"pk": {"S": "RUN#run-fixture"}, "sk": {"S": "RESULT#faq-returns-window"}})["Item"]
+    assert raw["status"]["S"] == "scored" and raw["passed"]["BOOL"] is True and raw["intent"]["S"] == "faq"
+
+
+def test_composite_fails_a_weak_item_and_rescoring_overwrites(run, aws, lambda_context):
+    from handlers.composite import handler
+
+    weak = handler(load_event("composite.json", scores=all_scores(0.5)), lambda_context)
+    assert weak["passed"] is False and weak["composite_score"] == pytest.approx(0.5)
+    again = handler(load_event("composite.json", scores=all_scores(1.0)), lambda_context)
+    assert again["passed"] is True
+
+    [stored] = _results(aws)  # the same item twice leaves one result: the latest
+    assert stored.passed is True
+
+
+def test_composite_records_unscored_dimensions_as_unscored(run, aws, lambda_context):
+    from handlers.composite import handler
+
+    scores = all_scores(1.0)
+    scores[0] = {"dimension": "relevance", "status": "unscored", "unscored_reason": "judge reply did not validate"}
+    out = handler(load_event("composite.json", scores=scores), lambda_context)
+    assert out["status"] == "unscored" and out["passed"] is False and out["composite_score"] is None
+
+
+def test_composite_error_mode_records_an_explicit_error(run, aws, lambda_context):
+    from handlers.composite import handler
+
+    out = handler(load_event("composite_error.json"), lambda_context)
+    assert out == {"test_id": "faq-returns-window", "status": "error", "passed": False, "composite_score": None}
+    [stored] = _results(aws)
+    assert stored.status == "error"
+    # The error name and Lambda's message, not its JSON wrapper.
+    assert stored.error == "JudgeThrottled: fluency: ThrottlingException: Too many requests"
+    assert stored.intent == "faq" and stored.tags == ["policy", "regression"]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda e: e["scores"].pop(), "scores"),
+        (lambda e: e.pop("run_id"), "run_id"),
+        (lambda e: e["scores"][0].update(score=1.7), "scores.0.score"),
+    ],
+)
+def test_a_malformed_composite_event_names_the_field(run, lambda_context, mutate, field):
+    from handlers.composite import handler
+
+    event = load_event("composite.json")
+    mutate(event)
+    with pytest.raises(ValidationError) as caught:
+        handler(event, lambda_context)
+    assert field in {".".join(map(str, e["loc"])) or "<model>" for e in caught.value.errors()}
+
+
+def test_composite_refuses_two_scores_of_one_dimension(run, lambda_context):
+    from handlers.composite import handler
+
+    scores = all_scores(1.0)
+    scores[1] = dimension_score("relevance")
+    with pytest.raises(ValidationError, match="one of each"):
+        handler(load_event("composite.json", scores=scores), lambda_context)
+
+
+def test_handlers_read_the_rubric_prepare_wrote(run, aws, lambda_context):
+    """A rubric key that does not exist is an error, never a silent fall-back to another rubric."""
+    from fmquality.adapters.s3 import S3ObjectNotFound
+    from handlers.composite import handler
+
+    with pytest.raises(S3ObjectNotFound, match="runs/other/rubric.json"):
+        handler(load_event("composite.json", rubric_key="runs/other/rubric.json"), lambda_context)
+    assert BUCKET == run["bucket"]

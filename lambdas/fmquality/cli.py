@@ -88,6 +88,10 @@ def _print_summary(report, console) -> None:
     console.print(table)
     averages = ", ".join(f"{d} {v:.3f}" for d, v in report.dimension_averages.items() if v is not None)
     console.print(f"dimension averages: {averages}")
+    if report.calibration:
+        c = report.calibration
+        console.print(f"against the labels: {c.acceptable_failed}/{c.acceptable} acceptable items failed, "
+                      f"{c.defective_passed}/{c.defective} defective items passed", highlight=False)
     for reason in report.gate.reasons:
         console.print(f"[red]x[/red] {reason}", highlight=False)
 

@@ -268,6 +268,21 @@ class RegressionFlag(BaseModel):
     allowed_drop: float
 
 
+class Calibration(BaseModel):
+    """How the gate's item verdicts agree with human labels (cases carrying `label.acceptable`)."""
+
+    labelled: int
+    acceptable: int
+    defective: int
+    acceptable_failed: int
+    defective_passed: int
+    acceptable_failed_rate: float | None
+    defective_passed_rate: float | None
+    agreement: float | None
+    acceptable_failed_ids: list[str] = Field(default_factory=list)
+    defective_passed_ids: list[str] = Field(default_factory=list)
+
+
 class GateResult(BaseModel):
     passed: bool
     reasons: list[str] = Field(default_factory=list)
@@ -299,4 +314,5 @@ class RunReport(BaseModel):
     gate: GateResult
     judge_usage: JudgeUsage = Field(default_factory=JudgeUsage)
     failing_items: list[dict[str, Any]] = Field(default_factory=list)
+    calibration: Calibration | None = None
     execution: dict[str, Any] | None = None

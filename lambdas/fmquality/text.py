@@ -174,7 +174,9 @@ _WORD_NUMBERS = {
     "forty-five": 45, "sixty": 60, "ninety": 90,
 }
 _UNIT_RE = "|".join(sorted((re.escape(u) for u in _UNIT_ALIASES), key=len, reverse=True))
-_QUANTITY_RE = re.compile(rf"({_NUM}|{'|'.join(_WORD_NUMBERS)})[\s-]?({_UNIT_RE})?", re.IGNORECASE)
+# Spelled-out numbers only as whole words: "shonen" and "often" hold no number.
+_WORD_NUMBER_RE = r"\b(?:" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")\b"
+_QUANTITY_RE = re.compile(rf"({_NUM}|{_WORD_NUMBER_RE})[\s-]?({_UNIT_RE})?", re.IGNORECASE)
 
 
 def extract_quantities(text: str) -> list[Quantity]:
@@ -281,3 +283,224 @@ def availability_mentions(text: str) -> list[tuple[str, int]]:
                 taken.append((start, end))
             start = norm.find(phrase, end)
     return sorted(hits, key=lambda h: h[1])
+
+
+# --------------------------------------------------------------------------------------------------
+# Sentences that survive prices and abbreviations, list lines, romaji comparison
+# --------------------------------------------------------------------------------------------------
+
+# English full stops end a sentence only before whitespace or the end, and not after an abbreviation
+# ("Vol. 2", "No. 5") or inside a number ("$12.99"); Japanese 。！？ always end one.
+_ABBREVIATIONS = ("vol", "no", "e.g", "i.e", "mr", "mrs", "ms", "dr", "approx", "etc", "st", "jr", "ch")
+_SENTENCE_END_RE = re.compile(rf"[。！？]+|[.!?]+(?=\s|$|[{_CJK}])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences and lines of mixed English/Japanese text. Unlike ``sentences`` it never cuts
+    "$12.99" or "Vol. 2" in two."""
+    out: list[str] = []
+    for line in (text or "").splitlines():
+        start = 0
+        for match in _SENTENCE_END_RE.finditer(line):
+            if match.group().startswith(".") and line[start:match.start()].strip().isdigit():
+                continue  # "1. One Piece": a list marker, not a sentence
+            if match.group().startswith("."):
+                word = re.search(r"([A-Za-z.]+)$", line[start:match.start()])
+                if word and word.group(1).lower().rstrip(".") in _ABBREVIATIONS:
+                    continue
+            piece = line[start:match.end()].strip()
+            if piece:
+                out.append(piece)
+            start = match.end()
+        rest = line[start:].strip()
+        if rest:
+            out.append(rest)
+    return out
+
+
+_LIST_MARKER_RE = re.compile(r"^\s*(?:[-•*・●▪‣◦]|\d{1,2}[.)．）]|[①-⑳]|\(\d{1,2}\))\s*")
+
+
+def is_list_line(line: str) -> bool:
+    """A bulleted ("-", "•", "*", "・") or numbered ("1.", "1)", "①") line with content after the marker."""
+    match = _LIST_MARKER_RE.match(line or "")
+    return bool(match) and bool(line[match.end():].strip()) and not re.match(r"^\s*\d+\.\d", line)
+
+
+def list_items(text: str) -> list[str]:
+    """The list lines of a text, in order, without their markers."""
+    return [_LIST_MARKER_RE.sub("", line, count=1).strip() for line in (text or "").splitlines() if is_list_line(line)]
+
+
+def romaji_key(text: str) -> str:
+    """A loose key for romanized Japanese: accents and macrons dropped, long vowels folded
+    ("Shōnen", "Shounen" and "shonen" all give "shonen"), letters and digits only."""
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text or ""))
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+    plain = re.sub(r"[^0-9a-z]", "", plain)
+    for long_vowel, short in (("ou", "o"), ("oo", "o"), ("uu", "u"), ("aa", "a"), ("ii", "i")):
+        plain = plain.replace(long_vowel, short)
+    return plain
+
+
+# --------------------------------------------------------------------------------------------------
+# Spans: sentences/list lines, name mentions and calendar dates (positions are in normalize(text))
+# --------------------------------------------------------------------------------------------------
+
+_ABBREVIATIONS = frozenset({"vol", "vols", "no", "nos", "mr", "mrs", "ms", "dr", "st", "etc", "approx", "ed", "eds", "pp", "vs"})
+_LOOSE_CHARS = "0-9a-z\u3040-\u30ff\u3400-\u9fff"
+
+
+def segment_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence or list line of ``normalize(text)``. Unlike ``sentences`` it
+    does not cut "Vol. 1", "No. 5" or "12.99", so a product and its price stay in one segment."""
+    norm = normalize(text or "")
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for i, char in enumerate(norm):
+        cut = char in "\n。！？!?"
+        if char == "." and (i + 1 == len(norm) or norm[i + 1].isspace()):
+            word = re.search(r"([a-z]+)$", norm[start:i])
+            following = norm[i + 1:].lstrip()
+            list_marker = norm[start:i].strip().isdigit()  # "1. Berserk ..." starts a list line
+            cut = not (word and word.group(1) in _ABBREVIATIONS) and not following[:1].isdigit() and not list_marker
+        if cut:
+            if norm[start:i + 1].strip():
+                spans.append((start, i + 1))
+            start = i + 1
+    if norm[start:].strip():
+        spans.append((start, len(norm)))
+    return spans
+
+
+@dataclass(frozen=True)
+class Mention:
+    keys: tuple[str, ...]  # every key whose name matched exactly this span (ambiguous when > 1)
+    start: int
+    end: int
+    text: str
+
+
+@lru_cache(maxsize=4096)
+def _name_pattern(name: str) -> re.Pattern[str] | None:
+    parts = re.findall(f"[{_LOOSE_CHARS}]+", normalize(name))
+    key = "".join(parts)
+    if len(key) < (2 if has_japanese(key) else 3):
+        return None  # too short to tell a name from an ordinary word
+    body = f"[^{_LOOSE_CHARS}\\n]{{0,3}}".join(re.escape(p) for p in parts)
+    head = "(?<![0-9a-z])" if re.match("[0-9a-z]", key) else ""
+    tail = "(?![0-9a-z])" if re.search("[0-9a-z]$", key) else ""
+    if re.fullmatch("[\u30a0-\u30ff]+", key):
+        # A katakana name inside a longer katakana word is another word ("ナナ" in "バナナ").
+        head, tail = "(?<![\u30a1-\u30fa\u30fc])", "(?![\u30a1-\u30fa\u30fc])"
+    return re.compile(head + body + tail)
+
+
+def _needs_capital(name: str) -> bool:
+    """One capitalised English word ("Monster", "Nana") is a title only when written capitalised."""
+    name = unicodedata.normalize("NFKC", name).strip()
+    return bool(re.fullmatch(r"[A-Z][a-z]+", name))
+
+
+def find_mentions(text: str, names: dict[str, list[str]]) -> list[Mention]:
+    """Where the names (e.g. titles, romanizations, ids, by key) occur in ``normalize(text)``.
+    Punctuation and spacing between a name's words are ignored; Latin names must stand as whole
+    words; the longest match wins an overlap, and equal spans keep every key that matched."""
+    norm = normalize(text or "")
+    cased = unicodedata.normalize("NFKC", text or "").replace("’", "'")
+    cased = cased if len(cased) == len(norm) else None  # same positions, original letter case
+    found: list[tuple[int, int, str]] = []
+    for key, variants in names.items():
+        for variant in {v for v in variants if v}:
+            pattern = _name_pattern(variant)
+            if pattern is None:
+                continue
+            for m in pattern.finditer(norm):
+                if cased is not None and _needs_capital(variant) and not cased[m.start()].isupper():
+                    continue
+                found.append((m.start(), m.end(), key))
+    found.sort(key=lambda f: (-(f[1] - f[0]), f[0]))
+    kept: dict[tuple[int, int], list[str]] = {}
+    for start, end, key in found:
+        if (start, end) in kept:
+            if key not in kept[(start, end)]:
+                kept[(start, end)].append(key)
+        elif not any(s < end and start < e for s, e in kept):
+            kept[(start, end)] = [key]
+    return sorted((Mention(tuple(k), s, e, norm[s:e]) for (s, e), k in kept.items()), key=lambda m: m.start)
+
+
+def phrase_in(needle: str, haystack: str) -> bool:
+    """Case-, width- and spacing-insensitive containment (for forbidden phrases, ids, titles)."""
+    n, h = normalize(needle).strip(), normalize(haystack)
+    if not n:
+        return False
+    if n in h:
+        return True
+    key = loose_key(needle)
+    return len(key) >= 4 and key in loose_key(haystack)
+
+
+_MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december".split(), 1)}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DATE_PATTERNS = (
+    re.compile(r"(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})"),
+    re.compile(r"(?:(?P<y>\d{4})\s*年\s*)?(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*日"),
+    re.compile(rf"\b(?P<mn>{_MONTH_RE})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{{4}}))?"),
+    re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mn>{_MONTH_RE})\b\.?(?:,?\s+(?P<y>\d{{4}}))?"),
+    re.compile(r"(?<![\d/])(?P<m>\d{1,2})/(?P<d>\d{1,2})(?![\d/])"),
+)
+
+
+@dataclass(frozen=True)
+class DateMention:
+    year: int | None
+    month: int
+    day: int
+    start: int
+    end: int
+
+    def same_day(self, other: "DateMention") -> bool:
+        years_agree = self.year is None or other.year is None or self.year == other.year
+        return years_agree and (self.month, self.day) == (other.month, other.day)
+
+
+def find_dates(text: str) -> list[DateMention]:
+    """Calendar dates in ``normalize(text)``: "2024-05-12", "May 12th", "12 May 2024", "5月12日", "5/12"."""
+    norm = normalize(text or "")
+    out: list[DateMention] = []
+    for pattern in _DATE_PATTERNS:
+        for match in pattern.finditer(norm):
+            if any(d.start < match.end() and match.start() < d.end for d in out):
+                continue
+            groups = match.groupdict()
+            month = _MONTHS[groups["mn"]] if groups.get("mn") else int(groups["m"])
+            day = int(groups["d"])
+            if 1 <= month <= 12 and 1 <= day <= 31:
+                year = int(groups["y"]) if groups.get("y") else None
+                out.append(DateMention(year, month, day, match.start(), match.end()))
+    return sorted(out, key=lambda d: d.start)
+
+
+_PHRASE_DROP_RE = re.compile(r"['’]")
+_PHRASE_SPLIT_RE = re.compile(r"[^0-9a-z\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff々]+")
+
+
+def phrase_key(text: str) -> str:
+    """Words of a title or text, lower case, separated by single spaces, punctuation dropped
+    ("Spy x Family!" -> "spy x family", "Kuroko's" -> "kurokos"), so names can be found with word
+    boundaries (see ``find_phrase``)."""
+    return _PHRASE_SPLIT_RE.sub(" ", _PHRASE_DROP_RE.sub("", normalize(text or ""))).strip()
+
+
+def find_phrase(haystack_key: str, needle_key: str) -> list[int]:
+    """Start positions of a ``phrase_key`` inside another. Latin words match whole words only
+    ("monster" is not found in "monsters"); Japanese, which has no spaces, matches as a substring."""
+    if not needle_key:
+        return []
+    left = "" if has_japanese(needle_key[0]) else r"(?<![0-9a-z])"
+    right = "" if has_japanese(needle_key[-1]) else r"(?![0-9a-z])"
+    return [m.start() for m in re.finditer(left + re.escape(needle_key) + right, haystack_key)]

@@ -129,3 +129,17 @@ def test_small_drop_within_tolerance_is_not_flagged(rubric):
 
 def test_empty_run_never_passes(rubric):
     assert not _run(rubric, []).gate.passed
+
+
+def test_calibration_counts_disagreements_with_labels(rubric):
+    def labelled(test_id, acceptable, fa):
+        case = _case(test_id).model_copy(update={"label": {"acceptable": acceptable}})
+        return combine(TestCase.model_validate(case.model_dump()), rubric, _scores({"factual_accuracy": fa}))
+
+    items = [labelled("g1", True, 1.0), labelled("g2", True, 0.2), labelled("b1", False, 0.2),
+             labelled("b2", False, 1.0), labelled("b3", False, 0.1)]
+    cal = _run(rubric, items + _passing(2)).calibration
+    assert (cal.labelled, cal.acceptable, cal.defective) == (5, 2, 3)
+    assert cal.acceptable_failed_ids == ["g2"] and cal.defective_passed_ids == ["b2"]
+    assert cal.acceptable_failed_rate == 0.5 and cal.defective_passed_rate == pytest.approx(1 / 3, abs=1e-4)
+    assert _run(rubric, _passing(2)).calibration is None

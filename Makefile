@@ -17,9 +17,16 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 run: $(STAMP)
 	$(BIN)/fmquality run --dataset datasets/mangaassist/golden.jsonl --catalog datasets/mangaassist/catalog.json --out runs/latest
 
-test: $(STAMP)
+# asl-validator (npm, pinned in package.json + package-lock.json) for the ASL tests.
+node_modules: package.json package-lock.json
+	npm ci --no-audit --no-fund --ignore-scripts
+	touch node_modules
+
+test: $(STAMP) node_modules
 	$(BIN)/python -m pytest -n 2 tests
 
+# Writes cdk.out/ and builds the dependency layer with pip for arm64 (needs PyPI, no Docker).
+# FMQ_SKIP_LAYER_BUNDLING=1 synthesizes offline with a placeholder layer: never deploy that output.
 synth: $(STAMP)
 	$(BIN)/python app.py
 
@@ -27,4 +34,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) cdk.out runs .pytest_cache
+	rm -rf $(VENV) cdk.out runs .pytest_cache node_modules

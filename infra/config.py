@@ -1,0 +1,264 @@
+"""Typed deployment configuration, read from the ``fmquality`` key of the cdk.json context.
+
+``python app.py`` (``make synth``) does not get cdk.json's context from a CLI, so ``load_config`` falls
+back to reading cdk.json itself; under ``cdk synth|deploy`` the CLI passes the same context (and any
+``-c`` override). An invalid configuration raises ``ConfigError`` whose message names every bad key,
+and app.py turns it into a non-zero exit before any construct is built.
+
+This module imports pydantic only (no aws_cdk), so tests and the local engine can load it cheaply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+CDK_JSON = PROJECT_ROOT / "cdk.json"
+CONTEXT_KEY = "fmquality"
+
+# The quality model's vocabulary. infra/ never imports lambdas/ (DESIGN section 2); a test checks that
+# these tuples equal fmquality.models' Intent and DIMENSIONS.
+INTENTS: tuple[str, ...] = (
+    "recommendation",
+    "product_question",
+    "faq",
+    "order_tracking",
+    "return_request",
+    "promotion",
+    "checkout_help",
+    "chitchat",
+)
+DIMENSIONS: tuple[str, ...] = ("relevance", "factual_accuracy", "consistency", "fluency")
+
+IntentName = Literal[
+    "recommendation",
+    "product_question",
+    "faq",
+    "order_tracking",
+    "return_request",
+    "promotion",
+    "checkout_help",
+    "chitchat",
+]
+DimensionName = Literal["relevance", "factual_accuracy", "consistency", "fluency"]
+
+# CloudWatch: Period x EvaluationPeriods may not exceed 7 days for periods of an hour or more.
+MAX_ALARM_RANGE_SECONDS = 7 * 24 * 3600
+
+# Regions a cross-region inference profile may route to, by its geography prefix. Used only when
+# judge_model_regions is not set; check the model's profile ("aws bedrock get-inference-profile").
+PROFILE_GEOGRAPHY_REGIONS: dict[str, tuple[str, ...]] = {
+    "us": ("us-east-1", "us-east-2", "us-west-2"),
+    "eu": ("eu-central-1", "eu-north-1", "eu-south-1", "eu-south-2", "eu-west-1", "eu-west-3"),
+    "apac": ("ap-northeast-1", "ap-northeast-2", "ap-northeast-3", "ap-south-1", "ap-southeast-1", "ap-southeast-2"),
+    "jp": ("ap-northeast-1", "ap-northeast-3"),
+    "au": ("ap-southeast-2", "ap-southeast-4"),
+    "ca": ("ca-central-1", "ca-west-1"),
+}
+
+_CRON_OR_RATE = re.compile(r"^(cron\(([^\s()]+\s){5}[^\s()]+\)|rate\(\d+ (minute|minutes|hour|hours|day|days)\))$")
+_MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9.\-:]*$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_S3_KEY = re.compile(r"^[A-Za-z0-9!_.*'()/\-]+$")
+
+
+class ConfigError(ValueError):
+    """The cdk.json ``fmquality`` context is missing or invalid; the message names the keys."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DimensionAlarm(_Strict):
+    """Alarm when an intent's average dimension score stays below ``threshold`` for ``runs`` runs.
+
+    One datapoint per ``period_hours`` (runs in the same period are averaged); periods without a run are
+    ignored, so ``runs`` consecutive breaching periods that had a run raise the alarm.
+    """
+
+    intent: IntentName
+    dimension: DimensionName
+    threshold: float = Field(gt=0.0, le=1.0)
+    runs: int = Field(default=1, ge=1, le=24)
+    period_hours: int = Field(default=24, ge=1, le=168)
+
+    @model_validator(mode="after")
+    def _fits_cloudwatch_range(self) -> "DimensionAlarm":
+        if self.runs * self.period_hours * 3600 > MAX_ALARM_RANGE_SECONDS:
+            raise ValueError(
+                f"runs ({self.runs}) x period_hours ({self.period_hours}) exceeds CloudWatch's 7-day "
+                "evaluation range; lower one of them"
+            )
+        return self
+
+
+def _default_dimension_alarms() -> list[DimensionAlarm]:
+    return [
+        DimensionAlarm(intent="recommendation", dimension="relevance", threshold=0.75, runs=3),
+        DimensionAlarm(intent="faq", dimension="factual_accuracy", threshold=0.85, runs=1),
+    ]
+
+
+class ScheduleConfig(_Strict):
+    enabled: bool = True
+    # EventBridge schedule expression, UTC. Default: every Monday 03:00.
+    expression: str = "cron(0 3 ? * MON *)"
+    # The scheduled run scores this key in the data bucket; default: the golden dataset.
+    dataset_key: str | None = None
+
+    @field_validator("expression")
+    @classmethod
+    def _schedule_expression(cls, value: str) -> str:
+        if not _CRON_OR_RATE.match(value):
+            raise ValueError("must be an EventBridge expression like 'cron(0 3 ? * MON *)' or 'rate(7 days)'")
+        return value
+
+
+class AlarmConfig(_Strict):
+    dimension_alarms: list[DimensionAlarm] = Field(default_factory=_default_dimension_alarms)
+    batch_pass_rate_threshold: float = Field(default=0.90, gt=0.0, le=1.0)
+    # Sum of JudgeThrottles over 5 minutes at or above this raises the alarm.
+    judge_throttles_threshold: int = Field(default=10, ge=1)
+    # Unscored items of one run above this raises the alarm (0: any unscored item alarms).
+    unscored_cases_threshold: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _one_alarm_per_intent_and_dimension(self) -> "AlarmConfig":
+        seen: set[tuple[str, str]] = set()
+        for alarm in self.dimension_alarms:
+            key = (alarm.intent, alarm.dimension)
+            if key in seen:
+                raise ValueError(f"dimension_alarms lists {alarm.intent}/{alarm.dimension} twice")
+            seen.add(key)
+        return self
+
+
+class FmQualityConfig(_Strict):
+    env_name: str = Field(pattern=r"^[a-z][a-z0-9-]{1,15}$")
+    # A foundation-model id ("anthropic.claude-...") or a cross-region inference-profile id ("us.anthropic...").
+    judge_model_id: str
+    # Regions of the foundation models behind an inference profile; default from its geography prefix.
+    judge_model_regions: list[str] | None = None
+    judge: Literal["bedrock", "offline"] = "bedrock"
+    # Powertools for AWS Lambda (Python) v3 layer, resolved from its public SSM parameter at deploy time.
+    powertools_layer_version: str = Field(default="3.37.0", pattern=r"^(latest|\d+\.\d+\.\d+)$")
+    golden_dataset_key: str = "datasets/mangaassist/golden.jsonl"
+    catalog_key: str | None = "datasets/mangaassist/catalog.json"
+    schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
+    release_event_source: str = Field(default="mangaassist.release", min_length=1)
+    max_concurrency: int = Field(default=10, ge=1, le=1000)
+    tolerated_failure_percentage: float = Field(default=5.0, ge=0.0, le=100.0)
+    alarms: AlarmConfig = Field(default_factory=AlarmConfig)
+    alert_email: str | None = None
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_retention_days: Literal[7, 14, 30, 60, 90, 180, 365] = 30
+    # runs/<run_id>/ objects (items, results, reports) expire after this many days.
+    run_artifacts_retention_days: int = Field(default=400, ge=30)
+
+    @field_validator("judge_model_id")
+    @classmethod
+    def _model_id(cls, value: str) -> str:
+        if not _MODEL_ID.match(value) or "." not in value:
+            raise ValueError(
+                "must be a Bedrock model id like 'anthropic.claude-haiku-4-5-20251001-v1:0' or an "
+                "inference-profile id like 'us.anthropic.claude-haiku-4-5-20251001-v1:0'"
+            )
+        return value
+
+    @field_validator("golden_dataset_key", "catalog_key")
+    @classmethod
+    def _s3_key(cls, value: str | None) -> str | None:
+        if value is not None and (value.startswith("/") or value.startswith("s3://") or not _S3_KEY.match(value)):
+            raise ValueError("must be an object key inside the data bucket, like 'datasets/x/golden.jsonl'")
+        return value
+
+    @field_validator("alert_email")
+    @classmethod
+    def _email(cls, value: str | None) -> str | None:
+        if value is not None and not _EMAIL.match(value):
+            raise ValueError("must be an e-mail address or null")
+        return value
+
+    @model_validator(mode="after")
+    def _profile_regions_known(self) -> "FmQualityConfig":
+        if self.is_inference_profile and self.judge_model_regions is None:
+            if self.profile_geography not in PROFILE_GEOGRAPHY_REGIONS:
+                raise ValueError(
+                    f"judge_model_id looks like a '{self.profile_geography}.' inference profile; set "
+                    "judge_model_regions to the regions its foundation models run in"
+                )
+        return self
+
+    # ---------------------------------------------------------------------------------------------
+    @property
+    def is_inference_profile(self) -> bool:
+        """Profile ids put a geography before the provider ('us.anthropic.x'); model ids start with it."""
+        first, _, rest = self.judge_model_id.partition(".")
+        return "." in rest and first not in _PROVIDERS
+
+    @property
+    def profile_geography(self) -> str | None:
+        return self.judge_model_id.split(".", 1)[0] if self.is_inference_profile else None
+
+    @property
+    def foundation_model_id(self) -> str:
+        """The model id behind a profile ('us.anthropic.x' -> 'anthropic.x'), or the model id itself."""
+        return self.judge_model_id.split(".", 1)[1] if self.is_inference_profile else self.judge_model_id
+
+    @property
+    def foundation_model_regions(self) -> tuple[str, ...] | None:
+        """Regions for the foundation-model ARNs; None means the stack's own region."""
+        if self.judge_model_regions is not None:
+            return tuple(self.judge_model_regions)
+        if self.is_inference_profile:
+            return PROFILE_GEOGRAPHY_REGIONS.get(self.profile_geography or "")
+        return None
+
+    @property
+    def scheduled_dataset_key(self) -> str:
+        return self.schedule.dataset_key or self.golden_dataset_key
+
+
+# Model providers: a first segment that is a provider means a plain foundation-model id.
+_PROVIDERS = frozenset({"amazon", "anthropic", "ai21", "cohere", "meta", "mistral", "stability", "deepseek",
+                        "openai", "qwen", "writer", "twelvelabs", "luma", "google", "minimax", "moonshot", "nvidia"})
+
+
+def parse_config(raw: Any) -> FmQualityConfig:
+    """Validate a context value; ``ConfigError`` names every invalid key with its reason."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"cdk.json context '{CONTEXT_KEY}' must be an object, got {type(raw).__name__}")
+    try:
+        return FmQualityConfig.model_validate(raw)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"]) or "(top level)"
+            problems.append(f"  - {CONTEXT_KEY}.{where}: {error['msg']}")
+        raise ConfigError(
+            f"Invalid '{CONTEXT_KEY}' configuration in cdk.json context ({len(problems)} problem(s)):\n"
+            + "\n".join(problems)
+        ) from None
+
+
+def read_cdk_json_context(path: Path = CDK_JSON) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["context"][CONTEXT_KEY]
+    except FileNotFoundError:
+        raise ConfigError(f"{path} not found") from None
+    except KeyError:
+        raise ConfigError(f"{path} has no context.{CONTEXT_KEY} object") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path} is not valid JSON: {exc}") from None
+
+
+def load_config(context_value: Any = None, cdk_json: Path = CDK_JSON) -> FmQualityConfig:
+    """The app's configuration: the CLI-provided context value when there is one, else cdk.json's."""
+    raw = context_value if context_value is not None else read_cdk_json_context(cdk_json)
+    return parse_config(raw)

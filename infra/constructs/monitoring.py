@@ -1,0 +1,285 @@
+"""Monitoring: alarms on the run metrics, the SNS topic they notify, the weekly-review dashboard.
+
+Metrics (namespace MangaAssist/Evaluation). The Aggregate Lambda publishes once per run with
+put_metric_data: CompositeScore, DimensionScore_<dimension>, QualityGateResult with the single
+dimension Intent; BatchPassRate, BatchAvg_<dimension>, UnscoredCases without dimensions. The scorers
+emit JudgeThrottles, JudgeCalls, JudgeInputTokens, JudgeOutputTokens (EMF, no dimensions).
+
+Run metrics arrive once per run, not continuously: the alarms treat missing data as "ignore" so a
+week without runs keeps the last state instead of flapping to INSUFFICIENT_DATA or OK.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from infra.config import DIMENSIONS, INTENTS, FmQualityConfig
+from infra.constructs.scorer_functions import METRICS_NAMESPACE, EvaluationFunctions
+
+INTENT_DIMENSION = "Intent"
+FIVE_MINUTES = Duration.minutes(5)
+
+
+def run_metric(name: str, *, intent: str | None = None, period: Duration = Duration.days(1),
+               statistic: str = "Average") -> cloudwatch.Metric:
+    return cloudwatch.Metric(
+        namespace=METRICS_NAMESPACE,
+        metric_name=name,
+        dimensions_map={INTENT_DIMENSION: intent} if intent else None,
+        period=period,
+        statistic=statistic,
+    )
+
+
+class Monitoring(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: FmQualityConfig,
+        functions: EvaluationFunctions,
+        state_machine: sfn.StateMachine,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        prefix = f"fmquality-{config.env_name}"
+        stack = Stack.of(self)
+
+        # A customer-managed key: CloudWatch alarms and EventBridge cannot publish to a topic encrypted
+        # with the AWS-managed aws/sns key.
+        self.topic_key = kms.Key(
+            self,
+            "AlertsKey",
+            enable_key_rotation=True,
+            description="Encrypts the fmquality alerts topic",
+        )
+        for service in ("cloudwatch.amazonaws.com", "events.amazonaws.com"):
+            self.topic_key.add_to_resource_policy(
+                iam.PolicyStatement(
+                    sid=f"Publish{service.split('.')[0].capitalize()}",
+                    principals=[iam.ServicePrincipal(service)],
+                    actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                    resources=["*"],
+                    conditions={"StringEquals": {"aws:SourceAccount": stack.account}},
+                )
+            )
+        self.topic = sns.Topic(
+            self,
+            "AlertsTopic",
+            display_name=f"MangaAssist quality gate alerts ({config.env_name})",
+            master_key=self.topic_key,
+            enforce_ssl=True,
+        )
+        if config.alert_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(config.alert_email))
+        notify = cw_actions.SnsAction(self.topic)
+
+        self.alarms: list[cloudwatch.Alarm] = []
+
+        def add(alarm: cloudwatch.Alarm) -> cloudwatch.Alarm:
+            alarm.add_alarm_action(notify)
+            self.alarms.append(alarm)
+            return alarm
+
+        # ---- Quality per intent x dimension (config; defaults: recommendation relevance < 0.75 for
+        # 3 runs, faq factual_accuracy < 0.85 for 1 run).
+        for rule in config.alarms.dimension_alarms:
+            add(
+                cloudwatch.Alarm(
+                    self,
+                    f"Score-{rule.intent}-{rule.dimension}",
+                    alarm_name=f"{prefix}-{rule.intent}-{rule.dimension}-below-{rule.threshold:g}",
+                    alarm_description=(
+                        f"{rule.intent} {rule.dimension} average below {rule.threshold:g} in {rule.runs} "
+                        f"consecutive run period(s) of {rule.period_hours} h (periods without a run are ignored)."
+                    ),
+                    metric=run_metric(
+                        f"DimensionScore_{rule.dimension}", intent=rule.intent, period=Duration.hours(rule.period_hours)
+                    ),
+                    threshold=rule.threshold,
+                    comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+                    evaluation_periods=rule.runs,
+                    datapoints_to_alarm=rule.runs,
+                    treat_missing_data=cloudwatch.TreatMissingData.IGNORE,
+                )
+            )
+
+        # ---- Run level.
+        add(
+            cloudwatch.Alarm(
+                self,
+                "BatchPassRate",
+                alarm_name=f"{prefix}-batch-pass-rate-below-{config.alarms.batch_pass_rate_threshold:g}",
+                alarm_description="Share of items that passed in a run fell below the configured rate.",
+                metric=run_metric("BatchPassRate", statistic="Minimum"),
+                threshold=config.alarms.batch_pass_rate_threshold,
+                comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cloudwatch.TreatMissingData.IGNORE,
+            )
+        )
+        add(
+            cloudwatch.Alarm(
+                self,
+                "UnscoredCases",
+                alarm_name=f"{prefix}-unscored-cases",
+                alarm_description="A run left items unscored (judge failures or item errors).",
+                metric=run_metric("UnscoredCases", statistic="Maximum"),
+                threshold=config.alarms.unscored_cases_threshold,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cloudwatch.TreatMissingData.IGNORE,
+            )
+        )
+
+        # ---- Executions: failures (includes QualityGateFailed) and timeouts.
+        add(
+            cloudwatch.Alarm(
+                self,
+                "ExecutionsFailed",
+                alarm_name=f"{prefix}-executions-failed",
+                alarm_description="An evaluation execution failed (a failed quality gate counts too).",
+                metric=state_machine.metric_failed(period=FIVE_MINUTES, statistic="Sum"),
+                threshold=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            )
+        )
+        add(
+            cloudwatch.Alarm(
+                self,
+                "ExecutionsTimedOut",
+                alarm_name=f"{prefix}-executions-timed-out",
+                alarm_description="An evaluation execution hit the state machine's TimeoutSeconds.",
+                metric=state_machine.metric_timed_out(period=FIVE_MINUTES, statistic="Sum"),
+                threshold=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            )
+        )
+
+        # ---- Lambda errors, one alarm per function (the alarm name says which step broke).
+        for role, function in functions.by_role.items():
+            add(
+                cloudwatch.Alarm(
+                    self,
+                    f"Errors-{role}",
+                    alarm_name=f"{prefix}-lambda-errors-{role.replace('_', '-')}",
+                    alarm_description=f"The {role} function raised errors (after its retries the item is recorded as an error).",
+                    metric=function.metric_errors(period=FIVE_MINUTES, statistic="Sum"),
+                    threshold=1,
+                    comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                    evaluation_periods=1,
+                    treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                )
+            )
+
+        # ---- Judge throttling (Bedrock quota too small for the Map's concurrency).
+        add(
+            cloudwatch.Alarm(
+                self,
+                "JudgeThrottles",
+                alarm_name=f"{prefix}-judge-throttles",
+                alarm_description="Bedrock throttled the judge repeatedly; lower max_concurrency or raise the quota.",
+                metric=run_metric("JudgeThrottles", period=FIVE_MINUTES, statistic="Sum"),
+                threshold=config.alarms.judge_throttles_threshold,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            )
+        )
+
+        self.dashboard = self._dashboard(prefix, state_machine, functions)
+
+    # ---------------------------------------------------------------------------------------------
+    def _dashboard(self, prefix: str, state_machine: sfn.StateMachine, functions: EvaluationFunctions) -> cloudwatch.Dashboard:
+        day = Duration.days(1)
+        dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{prefix}-quality", default_interval=Duration.days(56))
+        dashboard.add_widgets(
+            cloudwatch.TextWidget(
+                markdown="# MangaAssist answer quality\nOne point per run (daily average). Gate: QualityGateResult 1 = pass.",
+                width=24,
+                height=2,
+            )
+        )
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Batch average per dimension",
+                left=[run_metric(f"BatchAvg_{d}", period=day) for d in DIMENSIONS],
+                left_y_axis=cloudwatch.YAxisProps(min=0, max=1),
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Pass rate and unscored items",
+                left=[run_metric("BatchPassRate", period=day)],
+                right=[run_metric("UnscoredCases", period=day, statistic="Maximum")],
+                left_y_axis=cloudwatch.YAxisProps(min=0, max=1),
+                width=12,
+            ),
+        )
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Composite score per intent",
+                left=[run_metric("CompositeScore", intent=i, period=day) for i in INTENTS],
+                left_y_axis=cloudwatch.YAxisProps(min=0, max=1),
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Quality gate per intent (1 = pass)",
+                left=[run_metric("QualityGateResult", intent=i, period=day, statistic="Minimum") for i in INTENTS],
+                left_y_axis=cloudwatch.YAxisProps(min=0, max=1),
+                width=12,
+            ),
+        )
+        dashboard.add_widgets(
+            *[
+                cloudwatch.GraphWidget(
+                    title=f"{d} per intent",
+                    left=[run_metric(f"DimensionScore_{d}", intent=i, period=day) for i in INTENTS],
+                    left_y_axis=cloudwatch.YAxisProps(min=0, max=1),
+                    width=6,
+                )
+                for d in DIMENSIONS
+            ]
+        )
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Run duration and outcomes",
+                left=[state_machine.metric_time(period=day, statistic="Maximum")],
+                right=[
+                    state_machine.metric_succeeded(period=day, statistic="Sum"),
+                    state_machine.metric_failed(period=day, statistic="Sum"),
+                    state_machine.metric_timed_out(period=day, statistic="Sum"),
+                ],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Judge calls, throttles and tokens",
+                left=[run_metric("JudgeCalls", period=day, statistic="Sum"),
+                      run_metric("JudgeThrottles", period=day, statistic="Sum")],
+                right=[run_metric("JudgeInputTokens", period=day, statistic="Sum"),
+                       run_metric("JudgeOutputTokens", period=day, statistic="Sum")],
+                width=12,
+            ),
+        )
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Lambda errors",
+                left=[fn.metric_errors(period=Duration.hours(1), statistic="Sum", label=role)
+                      for role, fn in functions.by_role.items()],
+                width=12,
+            ),
+            cloudwatch.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=12),
+        )
+        return dashboard
+

@@ -1,0 +1,360 @@
+"""The Lambda functions: Prepare, one scorer per dimension, Composite, Aggregate.
+
+One code asset (``lambdas/``) for all of them; dependencies from two layers:
+  * the public Powertools for AWS Lambda (Python) v3 layer (Logger, Tracer, Metrics, pydantic), resolved
+    at deploy time from its public SSM parameter for the region, runtime and architecture;
+  * a small layer built WITHOUT Docker by ``pip install --platform manylinux2014_aarch64 --only-binary``
+    from requirements-lambda.txt (PyYAML, jinja2, tinysegmenter, pykakasi).
+Set FMQ_SKIP_LAYER_BUNDLING=1 to synthesize without network (the tests do): the layer then holds a
+placeholder file and gets a different asset hash, so a placeholder is never mistaken for a real build.
+
+Every function has its own role with only the statements it uses (nothing from managed policies).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import jsii
+from aws_cdk import AssetHashType, BundlingOptions, DockerImage, Duration, ILocalBundling, RemovalPolicy, Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_ssm as ssm
+from aws_cdk import SymlinkFollowMode
+from constructs import Construct
+
+from infra.asl import FUNCTION_ENVIRONMENT, FUNCTION_HANDLERS
+from infra.config import DIMENSIONS, PROJECT_ROOT, FmQualityConfig
+from infra.constructs.storage import Storage
+
+# The newest Python runtime this aws-cdk-lib offers; the Powertools layer variant must match it
+# because pydantic-core is a compiled extension.
+RUNTIME = lambda_.Runtime.PYTHON_3_14
+ARCHITECTURE = lambda_.Architecture.ARM_64
+LAMBDA_PLATFORM = "manylinux2014_aarch64"
+METRICS_NAMESPACE = "MangaAssist/Evaluation"
+SKIP_LAYER_BUNDLING_ENV = "FMQ_SKIP_LAYER_BUNDLING"
+LAYER_REQUIREMENTS = PROJECT_ROOT / "requirements-lambda.txt"
+LAMBDA_CODE_DIR = PROJECT_ROOT / "lambdas"
+
+
+
+def _python_version(runtime: lambda_.Runtime) -> str:
+    return runtime.name.removeprefix("python")  # "python3.14" -> "3.14"
+
+
+def skip_layer_bundling() -> bool:
+    return os.environ.get(SKIP_LAYER_BUNDLING_ENV) == "1"
+
+
+@jsii.implements(ILocalBundling)
+class PipLayerBundling:
+    """Builds the dependency layer with the local pip for the Lambda platform, no Docker.
+
+    ``--only-binary=:all:`` with ``--platform``/``--python-version`` makes pip pick the Lambda (aarch64,
+    CPython) wheels whatever the build machine is; ``--no-compile`` and dropping RECORD files keep the
+    output the same across builds. Needs PyPI access (or a pip find-links mirror).
+    """
+
+    def __init__(self, requirements: Path, python_version: str, placeholder: bool) -> None:
+        self.requirements = requirements
+        self.python_version = python_version
+        self.placeholder = placeholder
+
+    def try_bundle(self, output_dir: str, *args, **kwargs) -> bool:  # noqa: ARG002 (jsii passes options)
+        target = Path(output_dir) / "python"
+        target.mkdir(parents=True, exist_ok=True)
+        if self.placeholder:
+            (target / "FMQ_LAYER_PLACEHOLDER.txt").write_text(
+                f"Synthesized with {SKIP_LAYER_BUNDLING_ENV}=1: dependencies were not installed. "
+                "Do not deploy this assembly.\n",
+                encoding="utf-8",
+            )
+            return True
+        # Step 1: wheels for everything, built on this machine. This turns sdist-only pure-Python
+        # packages (tinysegmenter) into py3-none-any wheels; host-specific wheels it also leaves are
+        # ignored by step 2. Step 2: install for the Lambda platform from PyPI wheels + those wheels.
+        wheelhouse = Path(tempfile.mkdtemp(prefix="fmq-wheelhouse-"))
+        pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input"]
+        commands = [
+            [*pip, "wheel", "--quiet", "--wheel-dir", str(wheelhouse), "-r", str(self.requirements)],
+            [
+                *pip, "install", "--quiet", "--no-compile",
+                "--target", str(target),
+                "--platform", LAMBDA_PLATFORM,
+                "--implementation", "cp",
+                "--python-version", self.python_version,
+                "--only-binary=:all:",
+                "--find-links", str(wheelhouse),
+                "-r", str(self.requirements),
+            ],
+        ]
+        try:
+            for command in commands:
+                result = subprocess.run(command, capture_output=True, text=True, check=False)
+                if result.returncode != 0:
+                    raise RuntimeError(
+                        f"Building the dependency layer failed (set {SKIP_LAYER_BUNDLING_ENV}=1 to synthesize "
+                        f"without it):\n$ {' '.join(command)}\n{result.stdout}\n{result.stderr}"
+                    )
+        finally:
+            shutil.rmtree(wheelhouse, ignore_errors=True)
+        # RECORD files list absolute-ish install paths; drop them and caches so the zip is reproducible.
+        for record in target.glob("*.dist-info/RECORD"):
+            record.unlink()
+        for cache in target.rglob("__pycache__"):
+            shutil.rmtree(cache, ignore_errors=True)
+        return True
+
+
+def dependency_layer_code() -> lambda_.Code:
+    placeholder = skip_layer_bundling()
+    python_version = _python_version(RUNTIME)
+    fingerprint = hashlib.sha256()
+    fingerprint.update(LAYER_REQUIREMENTS.read_bytes())
+    fingerprint.update(f"{python_version}|{LAMBDA_PLATFORM}|placeholder={placeholder}".encode())
+    return lambda_.Code.from_asset(
+        str(LAYER_REQUIREMENTS.parent),
+        asset_hash_type=AssetHashType.CUSTOM,
+        asset_hash=fingerprint.hexdigest(),
+        bundling=BundlingOptions(
+            # Never used: local bundling always succeeds or raises. Required by the API.
+            image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.13"),
+            local=PipLayerBundling(LAYER_REQUIREMENTS, python_version, placeholder),
+        ),
+    )
+
+
+def powertools_layer_parameter_name(version: str) -> str:
+    """Public SSM parameter that holds the Powertools v3 layer ARN for this runtime and architecture."""
+    return f"/aws/service/powertools/python/arm64/{RUNTIME.name}/{version}"
+
+
+class EvaluationFunctions(Construct):
+    """All seven functions, their log groups and least-privilege roles."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: FmQualityConfig,
+        storage: Storage,
+        event_bus: events.IEventBus,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._config = config
+
+        self.code = lambda_.Code.from_asset(
+            str(LAMBDA_CODE_DIR),
+            exclude=["*.egg-info", "__pycache__", "tests"],
+            follow_symlinks=SymlinkFollowMode.ALWAYS,
+        )
+        powertools_arn = ssm.StringParameter.value_for_string_parameter(
+            self, powertools_layer_parameter_name(config.powertools_layer_version)
+        )
+        self.layers = [
+            lambda_.LayerVersion.from_layer_version_arn(self, "PowertoolsLayer", powertools_arn),
+            lambda_.LayerVersion(
+                self,
+                "DependenciesLayer",
+                code=dependency_layer_code(),
+                compatible_runtimes=[RUNTIME],
+                compatible_architectures=[ARCHITECTURE],
+                description="fmquality dependencies: PyYAML, jinja2, tinysegmenter, pykakasi (requirements-lambda.txt)",
+                removal_policy=RemovalPolicy.DESTROY,
+            ),
+        ]
+        self.common_environment = {
+            "TABLE_NAME": storage.table.table_name,
+            "BUCKET_NAME": storage.data_bucket.bucket_name,
+            "EVENT_BUS_NAME": event_bus.event_bus_name,
+            "JUDGE": config.judge,
+            "JUDGE_MODEL_ID": config.judge_model_id,
+            "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+            "LOG_LEVEL": config.log_level,
+        }
+
+        # ---- Prepare: reads the inputs under datasets/, writes runs/<run_id>/, registers the run.
+        self.prepare = self._function(
+            "Prepare",
+            FUNCTION_HANDLERS["prepare"],
+            memory_mb=1024,
+            timeout=Duration.minutes(5),
+            environment={
+                "DEFAULT_MAX_CONCURRENCY": str(config.max_concurrency),
+                "DEFAULT_TOLERATED_FAILURE_PERCENTAGE": str(config.tolerated_failure_percentage),
+            },
+            statements=[
+                _statement("ReadInputs", ["s3:GetObject"], [storage.datasets_arn()]),
+                _statement("WriteRunFiles", ["s3:PutObject"], [storage.runs_arn()]),
+                _statement(
+                    "RegisterRunResolveBaseline",
+                    ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"],
+                    [storage.table.table_arn, storage.gsi1_arn()],
+                ),
+            ],
+        )
+
+        # ---- Scorers: one per dimension, same handler, DIMENSION selects the scorer.
+        judge_statements = self._judge_statements()
+        self.scorers: dict[str, lambda_.Function] = {}
+        for dimension in DIMENSIONS:
+            self.scorers[dimension] = self._function(
+                "Score" + "".join(part.capitalize() for part in dimension.split("_")),
+                FUNCTION_HANDLERS[dimension],
+                # The judge call dominates; memory buys CPU for the Japanese segmentation checks.
+                memory_mb=512,
+                # Above the Bedrock judge's worst case (5 attempts x 60 s read timeout + backoff), so
+                # the judge's own retries finish and report before Lambda would cut them off.
+                timeout=Duration.minutes(6),
+                environment=FUNCTION_ENVIRONMENT[dimension],
+                service_suffix=f"score-{dimension.replace('_', '-')}",
+                statements=[
+                    _statement("ReadRunRubric", ["s3:GetObject"], [storage.runs_arn()]),
+                    _statement("VerdictCache", ["dynamodb:GetItem", "dynamodb:PutItem"], [storage.table.table_arn]),
+                    *judge_statements,
+                ],
+            )
+
+        # ---- Composite: also records per-item error records ("mode": "error").
+        self.composite = self._function(
+            "Composite",
+            FUNCTION_HANDLERS["composite"],
+            memory_mb=256,
+            timeout=Duration.seconds(30),
+            statements=[
+                _statement("ReadRunRubric", ["s3:GetObject"], [storage.runs_arn()]),
+                _statement("WriteItemResult", ["dynamodb:PutItem"], [storage.table.table_arn]),
+            ],
+        )
+
+        # ---- Aggregate: report, baseline comparison, metrics, EvaluationCompleted.
+        self.aggregate = self._function(
+            "Aggregate",
+            FUNCTION_HANDLERS["aggregate"],
+            memory_mb=1024,
+            timeout=Duration.minutes(5),
+            statements=[
+                _statement("ReadWriteRunFiles", ["s3:GetObject", "s3:PutObject"], [storage.runs_arn()]),
+                _statement(
+                    "ReadResultsCloseRun",
+                    ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"],
+                    [storage.table.table_arn, storage.gsi1_arn()],
+                ),
+                # PutMetricData has no resource-level permission; the namespace condition scopes it.
+                iam.PolicyStatement(
+                    sid="PublishRunMetrics",
+                    actions=["cloudwatch:PutMetricData"],
+                    resources=["*"],
+                    conditions={"StringEquals": {"cloudwatch:namespace": METRICS_NAMESPACE}},
+                ),
+                _statement("EmitEvaluationCompleted", ["events:PutEvents"], [event_bus.event_bus_arn]),
+            ],
+        )
+
+        self.by_role: dict[str, lambda_.Function] = {
+            "prepare": self.prepare,
+            **self.scorers,
+            "composite": self.composite,
+            "aggregate": self.aggregate,
+        }
+
+    # ---------------------------------------------------------------------------------------------
+    def _judge_statements(self) -> list[iam.PolicyStatement]:
+        """bedrock:InvokeModel (which also authorizes Converse) on the configured model only.
+
+        For an inference profile: the profile ARN in this region AND the foundation model in every
+        region the profile routes to (Bedrock checks both).
+        """
+        if self._config.judge != "bedrock":
+            return []
+        stack = Stack.of(self)
+        model_arns: list[str] = []
+        regions = self._config.foundation_model_regions or (stack.region,)
+        for region in regions:
+            model_arns.append(
+                f"arn:{stack.partition}:bedrock:{region}::foundation-model/{self._config.foundation_model_id}"
+            )
+        if self._config.is_inference_profile:
+            model_arns.insert(
+                0,
+                stack.format_arn(
+                    service="bedrock", resource="inference-profile", resource_name=self._config.judge_model_id
+                ),
+            )
+        return [_statement("InvokeJudgeModel", ["bedrock:InvokeModel"], model_arns)]
+
+    def _function(
+        self,
+        name: str,
+        handler: str,
+        *,
+        memory_mb: int,
+        timeout: Duration,
+        statements: list[iam.PolicyStatement],
+        environment: dict[str, str] | None = None,
+        service_suffix: str | None = None,
+    ) -> lambda_.Function:
+        log_group = logs.LogGroup(
+            self,
+            f"{name}Logs",
+            retention=getattr(logs.RetentionDays, _RETENTION[self._config.log_retention_days]),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        role = iam.Role(
+            self,
+            f"{name}Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"fmquality {name} function: only what its step uses",
+        )
+        # Instead of AWSLambdaBasicExecutionRole (IAM4): logs to this function's own group only.
+        role.add_to_policy(
+            _statement("WriteOwnLogs", ["logs:CreateLogStream", "logs:PutLogEvents"], [log_group.log_group_arn])
+        )
+        for statement in statements:
+            role.add_to_policy(statement)
+        function = lambda_.Function(
+            self,
+            name,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=handler,
+            code=self.code,
+            layers=self.layers,
+            memory_size=memory_mb,
+            timeout=timeout,
+            role=role,
+            log_group=log_group,
+            tracing=lambda_.Tracing.ACTIVE,
+            environment={
+                **self.common_environment,
+                "POWERTOOLS_SERVICE_NAME": f"fmquality-{service_suffix or name.lower()}",
+                **(environment or {}),
+            },
+            description=f"MangaAssist quality gate ({self._config.env_name}): {name}",
+        )
+        return function
+
+
+def _statement(sid: str, actions: list[str], resources: list[str]) -> iam.PolicyStatement:
+    return iam.PolicyStatement(sid=sid, actions=actions, resources=resources)
+
+
+_RETENTION = {
+    7: "ONE_WEEK",
+    14: "TWO_WEEKS",
+    30: "ONE_MONTH",
+    60: "TWO_MONTHS",
+    90: "THREE_MONTHS",
+    180: "SIX_MONTHS",
+    365: "ONE_YEAR",
+}

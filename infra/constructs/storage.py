@@ -1,0 +1,102 @@
+"""Storage: the single DynamoDB table and the data bucket (with its access-log bucket).
+
+Table keys (single-table design, matching lambdas/fmquality/adapters/dynamodb.py):
+  run record       pk=RUN#<run_id>          sk=RUN             gsi1pk=DATASET#<dataset_id>  gsi1sk=<started_at>#<run_id>
+  item result      pk=RUN#<run_id>          sk=RESULT#<test_id>
+  baseline         pk=DATASET#<dataset_id>  sk=BASELINE
+  cached verdict   pk=VERDICT#<hash>        sk=VERDICT         expires_at (TTL)
+so "every result of a run" is a Query on pk, "the runs of a dataset over time" a Query on gsi1 and
+"the latest approved baseline" a GetItem.
+
+Bucket layout: datasets/... (inputs: golden data, catalogs, rubrics), runs/<run_id>/... (items.json,
+rejected.jsonl, rubric.json, results.jsonl, report.json, report.html).
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from infra.config import FmQualityConfig
+
+DATASETS_PREFIX = "datasets/"
+RUNS_PREFIX = "runs/"
+GSI1 = "gsi1"
+TTL_ATTRIBUTE = "expires_at"
+
+
+class Storage(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, config: FmQualityConfig) -> None:
+        super().__init__(scope, construct_id)
+
+        self.table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            time_to_live_attribute=TTL_ATTRIBUTE,
+            deletion_protection=True,
+            # Scores are the history the weekly review and the baselines rely on.
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        self.table.add_global_secondary_index(
+            index_name=GSI1,
+            partition_key=dynamodb.Attribute(name="gsi1pk", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="gsi1sk", type=dynamodb.AttributeType.STRING),
+            projection_type=dynamodb.ProjectionType.ALL,
+        )
+
+        # Server access logs cannot be delivered to an SSE-KMS bucket: SSE-S3 here and on the data bucket.
+        self.log_bucket = s3.Bucket(
+            self,
+            "AccessLogBucket",
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            enforce_ssl=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            lifecycle_rules=[
+                s3.LifecycleRule(id="expire-access-logs", expiration=Duration.days(365)),
+                s3.LifecycleRule(id="abort-multipart", abort_incomplete_multipart_upload_after=Duration.days(7)),
+            ],
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+
+        self.data_bucket = s3.Bucket(
+            self,
+            "DataBucket",
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            enforce_ssl=True,
+            versioned=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            server_access_logs_bucket=self.log_bucket,
+            server_access_logs_prefix="data-bucket/",
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="expire-run-artifacts",
+                    prefix=RUNS_PREFIX,
+                    expiration=Duration.days(config.run_artifacts_retention_days),
+                ),
+                # Datasets are edited in place; keep a month of history for "what did we score last week".
+                s3.LifecycleRule(id="expire-old-versions", noncurrent_version_expiration=Duration.days(30)),
+                s3.LifecycleRule(id="abort-multipart", abort_incomplete_multipart_upload_after=Duration.days(7)),
+            ],
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+
+    # ARNs the IAM statements use: grants stay inside the prefix a function actually touches.
+    def datasets_arn(self) -> str:
+        return self.data_bucket.arn_for_objects(f"{DATASETS_PREFIX}*")
+
+    def runs_arn(self) -> str:
+        return self.data_bucket.arn_for_objects(f"{RUNS_PREFIX}*")
+
+    def gsi1_arn(self) -> str:
+        return f"{self.table.table_arn}/index/{GSI1}"

@@ -1,0 +1,129 @@
+"""Triggers, all through EventBridge.
+
+* ``ProjectEventBus``: the project's custom bus. Release tooling puts change events on it; the
+  Aggregate Lambda puts "EvaluationCompleted" (source "fmquality") on it.
+* ``Triggers``:
+  - a schedule (default every Monday 03:00 UTC) that starts a scheduled run;
+  - one rule per change event (PromptVersionPublished, ModelVersionChanged, KnowledgeBaseRefreshed,
+    source from config, default "mangaassist.release") that starts a run of the golden dataset with
+    the event's ``detail`` as the candidate;
+  - a rule on the state machine's "Step Functions Execution Status Change" (FAILED, TIMED_OUT,
+    ABORTED) that notifies the alerts topic.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from infra.config import FmQualityConfig
+from infra.constructs.storage import Storage
+
+RELEASE_DETAIL_TYPES: tuple[str, ...] = ("PromptVersionPublished", "ModelVersionChanged", "KnowledgeBaseRefreshed")
+FAILED_STATUSES: tuple[str, ...] = ("FAILED", "TIMED_OUT", "ABORTED")
+
+
+class ProjectEventBus(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, config: FmQualityConfig) -> None:
+        super().__init__(scope, construct_id)
+        self.bus = events.EventBus(self, "Bus", event_bus_name=f"mangaassist-quality-{config.env_name}")
+
+
+def s3_uri(storage: Storage, key: str) -> str:
+    return f"s3://{storage.data_bucket.bucket_name}/{key}"
+
+
+class Triggers(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: FmQualityConfig,
+        storage: Storage,
+        state_machine: sfn.IStateMachine,
+        event_bus: events.IEventBus,
+        alerts_topic: sns.ITopic,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        catalog = {"catalog": s3_uri(storage, config.catalog_key)} if config.catalog_key else {}
+
+        # ---- Weekly scheduled run (schedules live on the default bus).
+        self.schedule_rule = events.Rule(
+            self,
+            "ScheduledRun",
+            description="Weekly scored run of the configured dataset",
+            schedule=events.Schedule.expression(config.schedule.expression),
+            enabled=config.schedule.enabled,
+            targets=[
+                targets.SfnStateMachine(
+                    state_machine,
+                    input=events.RuleTargetInput.from_object(
+                        {
+                            "trigger": "schedule",
+                            "dataset": s3_uri(storage, config.scheduled_dataset_key),
+                            **catalog,
+                            "baseline": "auto",
+                        }
+                    ),
+                    retry_attempts=3,
+                    max_event_age=Duration.hours(2),
+                )
+            ],
+        )
+
+        # ---- Change events: run the golden dataset with the event's detail as the candidate.
+        self.release_rules: dict[str, events.Rule] = {}
+        for detail_type in RELEASE_DETAIL_TYPES:
+            self.release_rules[detail_type] = events.Rule(
+                self,
+                f"On{detail_type}",
+                description=f"Start a quality-gate run when {detail_type} is published",
+                event_bus=event_bus,
+                event_pattern=events.EventPattern(source=[config.release_event_source], detail_type=[detail_type]),
+                targets=[
+                    targets.SfnStateMachine(
+                        state_machine,
+                        input=events.RuleTargetInput.from_object(
+                            {
+                                "trigger": f"event:{detail_type}",
+                                "dataset": s3_uri(storage, config.golden_dataset_key),
+                                **catalog,
+                                "baseline": "auto",
+                                "candidate": events.EventField.from_path("$.detail"),
+                                "source_event_id": events.EventField.event_id,
+                            }
+                        ),
+                        retry_attempts=3,
+                        max_event_age=Duration.hours(2),
+                    )
+                ],
+            )
+
+        # ---- Executions that end badly notify the alerts topic.
+        self.status_rule = events.Rule(
+            self,
+            "ExecutionStatusChange",
+            description="Notify when an evaluation execution fails, times out or is aborted",
+            event_pattern=events.EventPattern(
+                source=["aws.states"],
+                detail_type=["Step Functions Execution Status Change"],
+                detail={"status": list(FAILED_STATUSES), "stateMachineArn": [state_machine.state_machine_arn]},
+            ),
+            targets=[
+                targets.SnsTopic(
+                    alerts_topic,
+                    message=events.RuleTargetInput.from_text(
+                        f"Quality-gate execution {events.EventField.from_path('$.detail.name')} ended "
+                        f"{events.EventField.from_path('$.detail.status')}: "
+                        f"{events.EventField.from_path('$.detail.error')} "
+                        f"({events.EventField.from_path('$.detail.cause')}). "
+                        f"Execution: {events.EventField.from_path('$.detail.executionArn')}"
+                    ),
+                )
+            ],
+        )

@@ -1,0 +1,284 @@
+"""Consistency checks: intra-turn contradictions, cross-turn (ordinal resolution, incident 3;
+earlier-turn contradictions) and persona."""
+
+from __future__ import annotations
+
+import pytest
+
+from fmquality.dimensions import consistency
+from fmquality.evaluate import score_one_dimension
+from fmquality.judges.offline import OfflineJudge
+from fmquality.models import TestCase
+
+CATALOG = [
+    {"asin": "B0OP000001", "title": "One Piece, Vol. 1", "price": 9.99, "availability": "in_stock",
+     "title_ja": "ワンピース 1", "title_romaji": "Wan Pīsu"},
+    {"asin": "B0JK000001", "title": "Jujutsu Kaisen, Vol. 1", "price": 9.99, "availability": "in_stock",
+     "title_ja": "呪術廻戦 1", "title_romaji": "Jujutsu Kaisen"},
+    {"asin": "B0DS000001", "title": "Demon Slayer: Kimetsu no Yaiba, Vol. 1", "price": 9.99,
+     "availability": "out_of_stock", "title_ja": "鬼滅の刃 1", "title_romaji": "Kimetsu no Yaiba"},
+]
+LIST_TURN = (
+    "Here are three shonen picks:\n"
+    "1. One Piece, Vol. 1 - $9.99, in stock\n"
+    "2. Jujutsu Kaisen, Vol. 1 - $9.99, in stock\n"
+    "3. Demon Slayer: Kimetsu no Yaiba, Vol. 1 - $9.99, out of stock"
+)
+HISTORY = [{"role": "user", "content": "Recommend some shonen manga"}, {"role": "assistant", "content": LIST_TURN}]
+
+
+def make_case(response: str, query: str = "Tell me more", **fields) -> TestCase:
+    data = {"test_id": "t1", "intent": "product_question", "query": query, "response": response, "catalog": CATALOG}
+    data.update(fields)
+    return TestCase.model_validate(data)
+
+
+# --- cross_turn: ordinal resolution (incident 3) -------------------------------------------------
+
+
+def test_incident3_second_one_answered_about_third_item_scores_zero_and_names_both(rubric):
+    case = make_case("Demon Slayer follows Tanjiro, who becomes a demon slayer to save his sister.",
+                     query="tell me about the second one", conversation_history=HISTORY)
+    report = consistency.check(case, rubric)
+    cross = report.sub_scores["cross_turn"]
+    assert cross.score == 0.0
+    evidence = " ".join(cross.evidence)
+    assert "Jujutsu Kaisen" in evidence and "Demon Slayer" in evidence
+
+
+def test_second_one_answered_about_second_item_scores_high(rubric):
+    case = make_case("Jujutsu Kaisen follows Yuji Itadori, who swallows a cursed finger. Vol. 1 is $9.99 and in stock.",
+                     query="tell me about the second one", conversation_history=HISTORY)
+    assert consistency.check(case, rubric).sub_scores["cross_turn"].score == 1.0
+
+
+def test_last_one_resolves_to_final_list_item(rubric):
+    right = make_case("Demon Slayer: Kimetsu no Yaiba is about Tanjiro's fight against demons.",
+                      query="What about the last one?", conversation_history=HISTORY)
+    wrong = make_case("One Piece follows Luffy and his pirate crew.",
+                      query="What about the last one?", conversation_history=HISTORY)
+    assert consistency.check(right, rubric).sub_scores["cross_turn"].score == 1.0
+    assert consistency.check(wrong, rubric).sub_scores["cross_turn"].score < 0.5
+
+
+@pytest.mark.parametrize(
+    ("query", "response", "good"),
+    [("2つ目について教えてください", "呪術廻戦（Jujutsu Kaisen）は、虎杖悠仁が呪いと戦う物語です。", True),
+     ("2つ目について教えてください", "鬼滅の刃（Kimetsu no Yaiba）は、炭治郎が鬼と戦う物語です。", False),
+     ("最後のはどうですか？", "鬼滅の刃は、家族を守るために戦う少年の物語です。", True)],
+)
+def test_japanese_ordinals_resolve_against_the_list(rubric, query, response, good):
+    case = make_case(response, query=query, locale="ja-JP", conversation_history=HISTORY)
+    score = consistency.check(case, rubric).sub_scores["cross_turn"].score
+    assert (score == 1.0) if good else (score == 0.0)
+
+
+def test_ordinal_resolves_against_the_last_assistant_list_not_an_older_one(rubric):
+    history = HISTORY + [
+        {"role": "user", "content": "Anything else?"},
+        {"role": "assistant", "content": "Also consider:\n- Demon Slayer: Kimetsu no Yaiba, Vol. 1\n- One Piece, Vol. 1"},
+    ]
+    case = make_case("One Piece is a long-running pirate adventure.", query="the second one?", conversation_history=history)
+    assert consistency.check(case, rubric).sub_scores["cross_turn"].score == 1.0
+
+
+def test_list_lines_without_catalog_match_use_the_line_title(rubric):
+    history = [{"role": "assistant", "content": "Try these:\n1. Blue Period - art school drama\n2. Haikyu!! - volleyball"}]
+    right = make_case("Haikyu!! is about a high-school volleyball team.", query="tell me about the second one",
+                      conversation_history=history, catalog=[])
+    wrong = make_case("Blue Period follows Yatora, who discovers painting.", query="tell me about the second one",
+                      conversation_history=history, catalog=[])
+    assert consistency.check(right, rubric).sub_scores["cross_turn"].score == 1.0
+    assert consistency.check(wrong, rubric).sub_scores["cross_turn"].score == 0.0
+
+
+# --- cross_turn: contradictions against earlier turns --------------------------------------------
+
+
+def test_cross_turn_price_contradiction_scores_zero(rubric):
+    history = [{"role": "assistant", "content": "One Piece, Vol. 1 costs $9.99 and is in stock."}]
+    case = make_case("One Piece, Vol. 1 is $12.99.", query="Can I buy it?", conversation_history=history)
+    cross = consistency.check(case, rubric).sub_scores["cross_turn"]
+    assert cross.score == 0.0
+    assert "$9.99" in cross.evidence[0] and "$12.99" in cross.evidence[0]
+
+
+def test_cross_turn_change_signalled_by_user_is_not_a_contradiction(rubric):
+    history = [{"role": "assistant", "content": "One Piece, Vol. 1 costs $12.99."}]
+    case = make_case("One Piece, Vol. 1 is now $9.99.", query="I heard the price changed?", conversation_history=history)
+    report = consistency.check(case, rubric)
+    assert "cross_turn" not in report.sub_scores or report.sub_scores["cross_turn"].score == 1.0
+
+
+def test_cross_turn_policy_number_contradiction(rubric):
+    history = [{"role": "assistant", "content": "You can return unread manga within 30 days of delivery."}]
+    case = make_case("Returns are accepted within 14 days.", query="How long do I have again?",
+                     intent="faq", conversation_history=history)
+    assert consistency.check(case, rubric).sub_scores["cross_turn"].score == 0.0
+
+
+def test_cross_turn_without_history_is_skipped_not_full_marks(rubric):
+    case = make_case("One Piece, Vol. 1 is $9.99 and in stock.")
+    report = consistency.check(case, rubric)
+    assert "cross_turn" in report.not_applicable
+    assert "cross_turn" not in report.sub_scores
+    scored = score_one_dimension("consistency", case, rubric, OfflineJudge())
+    assert "cross_turn" not in scored.sub_scores
+    assert "cross_turn" in scored.not_applicable
+
+
+def test_history_without_checkable_facts_goes_to_the_judge(rubric):
+    history = [{"role": "assistant", "content": "Happy to help you find something to read!"}]
+    case = make_case("Sure, what genre do you like?", query="hi again", conversation_history=history)
+    assert "cross_turn" in consistency.check(case, rubric).needs_judge
+
+
+# --- intra_turn ----------------------------------------------------------------------------------
+
+
+def test_intra_turn_two_prices_for_one_product(rubric):
+    case = make_case("One Piece, Vol. 1 is $9.99. Great choice! One Piece, Vol. 1 costs $11.99 right now.")
+    intra = consistency.check(case, rubric).sub_scores["intra_turn"]
+    assert intra.score < 0.3
+    assert "$9.99" in intra.evidence[0] and "$11.99" in intra.evidence[0]
+
+
+def test_intra_turn_two_stock_statuses_via_back_reference(rubric):
+    case = make_case("One Piece, Vol. 1 is in stock. Sorry, it is sold out at the moment.")
+    assert consistency.check(case, rubric).sub_scores["intra_turn"].score < 0.3
+
+
+def test_intra_turn_two_values_for_one_policy(rubric):
+    case = make_case("You can return manga within 15 days. Our return window is 30 days from delivery.",
+                     intent="faq", catalog=[])
+    intra = consistency.check(case, rubric).sub_scores["intra_turn"]
+    assert intra.score < 0.3
+    assert "15 days" in intra.evidence[0] or "30 days" in intra.evidence[0]
+
+
+def test_different_products_and_ranges_are_not_contradictions(rubric):
+    case = make_case(
+        "One Piece, Vol. 1 is $9.99 and in stock. Demon Slayer: Kimetsu no Yaiba, Vol. 1 is out of stock. "
+        "Returns are accepted within 30 days, and refunds take 5-7 business days.")
+    report = consistency.check(case, rubric)
+    assert "intra_turn" in report.needs_judge
+
+
+def test_offline_verdict_flags_negation_flip_and_passes_clean_answer(rubric):
+    flip = make_case("Yes, you can return opened books. Also, gift cards are refundable. Gift cards are not refundable.")
+    clean = make_case("Gift cards are not refundable, but you can return unread manga within 30 days.")
+    flip_score = consistency.offline_verdict(flip, rubric, ["intra_turn"]).sub_scores["intra_turn"]
+    clean_score = consistency.offline_verdict(clean, rubric, ["intra_turn"]).sub_scores["intra_turn"]
+    assert flip_score < clean_score
+    assert clean_score >= 0.8
+
+
+def test_offline_verdict_only_answers_the_asked_sub_scores(rubric):
+    verdict = consistency.offline_verdict(make_case("Hello!"), rubric, ["intra_turn"])
+    assert set(verdict.sub_scores) == {"intra_turn"}
+    assert 0.0 < verdict.confidence < 1.0
+
+
+# --- persona -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "response",
+    ["As an AI language model, I cannot read manga, but One Piece is popular.",
+     "I'm just like ChatGPT, happy to help!",
+     "私は言語モデルなので、感想はありません。"],
+)
+def test_persona_break_scores_zero_with_evidence(rubric, response):
+    persona = consistency.check(make_case(response), rubric).sub_scores["persona"]
+    assert persona.score == 0.0
+    assert "persona break" in persona.evidence[0]
+
+
+def test_persona_ok_and_no_false_match_inside_words(rubric):
+    # "siri" and "claude" are forbidden names; "series" and "Claudette" must not trip them.
+    persona = consistency.check(make_case("This series stars Claudette, a witch."), rubric).sub_scores["persona"]
+    assert persona.score == 1.0
+    assert persona.evidence == ["no persona break found"]
+
+
+# --- end to end ----------------------------------------------------------------------------------
+
+
+def test_end_to_end_incident3_through_score_one_dimension(rubric):
+    wrong = make_case("Demon Slayer follows Tanjiro, a boy who fights demons.", query="tell me about the second one",
+                      conversation_history=HISTORY)
+    right = make_case("Jujutsu Kaisen follows Yuji Itadori, a boy who fights curses.", query="tell me about the second one",
+                      conversation_history=HISTORY)
+    wrong_score = score_one_dimension("consistency", wrong, rubric, OfflineJudge())
+    right_score = score_one_dimension("consistency", right, rubric, OfflineJudge())
+    assert wrong_score.status == right_score.status == "scored"
+    assert wrong_score.sub_scores["cross_turn"] == 0.0
+    assert right_score.score > wrong_score.score
+    assert right_score.score >= 0.9
+    assert wrong_score.judge_calls == 0  # the offline judge is local computation
+
+
+def test_different_conditions_may_have_different_policy_numbers(rubric):
+    case = make_case("Unopened manga can be returned within 30 days. Damaged items can be returned within 7 days.",
+                     intent="faq", catalog=[])
+    assert "intra_turn" in consistency.check(case, rubric).needs_judge
+
+
+def test_mentions_match_whole_words_and_pick_the_edition_by_currency():
+    catalog = [
+        TestCase.model_validate({"test_id": "c", "intent": "faq", "query": "q", "catalog": [
+            {"asin": "US1", "title": "Monster", "price": 19.99, "currency": "USD"},
+            {"asin": "US2", "title": "Demon Slayer", "price": 9.99, "currency": "USD", "title_ja": "鬼滅の刃"},
+            {"asin": "JP2", "title": "Demon Slayer", "price": 484, "currency": "JPY", "title_ja": "鬼滅の刃"},
+        ]}).catalog
+    ][0]
+    assert consistency.mentioned_items("Tanjiro fights monsters.", catalog) == []
+    assert consistency.mentioned_items("Read Monster next.", catalog) == ["US1"]
+    assert set(consistency.mentioned_items("鬼滅の刃", catalog)) == {"US2", "JP2"}
+    assert consistency.mentioned_items("鬼滅の刃は484円です。", catalog, "JPY") == ["JP2"]
+
+
+def test_two_editions_priced_in_their_own_currencies_are_not_a_contradiction(rubric):
+    catalog = [
+        {"asin": "US2", "title": "Demon Slayer", "price": 9.99, "currency": "USD", "title_ja": "鬼滅の刃"},
+        {"asin": "JP2", "title": "Demon Slayer", "price": 484, "currency": "JPY", "title_ja": "鬼滅の刃"},
+    ]
+    case = make_case("鬼滅の刃（Kimetsu no Yaiba / Demon Slayer）は484円です。在庫切れです。", catalog=catalog, locale="ja-JP")
+    assert "intra_turn" in consistency.check(case, rubric).needs_judge
+
+
+def test_cross_turn_delivery_date_contradiction_and_corrected_date(rubric):
+    history = [{"role": "assistant", "content": "Your order shipped on 2024-06-03 and should arrive by 2024-06-07."}]
+    order = {"order": {"order_id": "A1", "status": "shipped", "ship_date": "2024-06-03", "eta": "2024-06-07"}}
+    wrong = make_case("No problem! It is expected to arrive by 2024-06-09.", query="what was the date again?",
+                      intent="order_tracking", conversation_history=history, page_context=order, catalog=[])
+    same = make_case("It should arrive by June 7.", query="what was the date again?",
+                     intent="order_tracking", conversation_history=history, page_context=order, catalog=[])
+    cross = consistency.check(wrong, rubric).sub_scores["cross_turn"]
+    assert cross.score == 0.0 and "2024-06-09" in cross.evidence[0]
+    assert "cross_turn" in consistency.check(same, rubric).needs_judge
+
+
+def test_cross_turn_policy_left_implicit_in_follow_up_and_sealed_means_unopened(rubric):
+    history = [{"role": "assistant", "content": "Unopened items can be returned within 15 days of delivery."}]
+    case = make_case("Yes! You have 30 days from delivery for sealed items.", query="It's still sealed, so I'm fine?",
+                     intent="return_request", conversation_history=history, catalog=[])
+    assert consistency.check(case, rubric).sub_scores["cross_turn"].score == 0.0
+
+
+def test_prices_in_one_sentence_naming_two_products_are_attributed_to_each(rubric):
+    history = [{"role": "assistant", "content": "1. One Piece, Vol. 1 — $9.99\n2. Jujutsu Kaisen, Vol. 1 — $9.99"}]
+    case = make_case("One Piece, Vol. 1 is the cheapest at $7.99, while Jujutsu Kaisen, Vol. 1 is $9.99.",
+                     query="Which is cheapest?", conversation_history=history)
+    cross = consistency.check(case, rubric).sub_scores["cross_turn"]
+    assert cross.score == 0.0
+    assert "One Piece" in cross.evidence[0] and "Jujutsu" not in cross.evidence[0]
+
+
+def test_offline_intra_turn_catches_granting_then_refusing_the_shoppers_case(rubric):
+    flip = make_case("Sure, you can return Tomie for a full refund. Opened items cannot be returned unless damaged.",
+                     query="I opened and read it. Can I return it?", intent="return_request", catalog=[])
+    later = make_case("Sorry, it can't ship this week. I can notify you as soon as it can ship again.",
+                      query="Can it ship this week?", catalog=[])
+    assert consistency.offline_verdict(flip, rubric, ["intra_turn"]).sub_scores["intra_turn"] < 0.5
+    assert consistency.offline_verdict(later, rubric, ["intra_turn"]).sub_scores["intra_turn"] >= 0.8

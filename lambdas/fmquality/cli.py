@@ -42,6 +42,9 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--run-id", help="run id (default: generated)")
     run.add_argument("--trigger", default="manual")
     run.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    run.add_argument("--engine", choices=["stepfunctions-local", "direct"], default="stepfunctions-local",
+                     help="stepfunctions-local: the real state machine and handlers on embedded AWS (default); "
+                          "direct: the same core in-process, faster")
 
     sub.add_parser("schema", help="print the JSON Schema of one dataset line")
 
@@ -144,6 +147,12 @@ def cmd_run(args) -> int:
         _err("error: no valid test case to evaluate")
         return EXIT_BAD_INPUT
 
+    if args.engine == "stepfunctions-local":
+        if args.judge_script:
+            _err("error: --judge-script needs --engine direct")
+            return EXIT_BAD_INPUT
+        return _run_state_machine(args, out, console, rubric, baseline)
+
     try:
         judge = _make_judge(args)
     except (ValueError, OSError) as exc:
@@ -170,6 +179,53 @@ def cmd_run(args) -> int:
     if not report.gate.passed:
         console.print(gate_summary(report), highlight=False)
     return EXIT_PASSED if report.gate.passed else EXIT_GATE_FAILED
+
+
+def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
+    """`fmquality run --engine stepfunctions-local`: the deployed state machine, on embedded AWS."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from fmquality.local.engine import ENGINE_NAME, run_local_execution
+    from fmquality.models import RunReport
+
+    show_progress = sys.stdout.isatty() and not args.quiet
+    progress = Progress(TextColumn("state machine"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console, disable=not show_progress)
+    with progress:
+        task = progress.add_task("items", total=None)
+        outcome = run_local_execution(
+            dataset_path=Path(args.dataset),
+            catalog_path=Path(args.catalog) if args.catalog else None,
+            rubric_path=Path(args.rubric) if args.rubric else None,
+            baseline_report=baseline.model_dump(mode="json") if baseline else None,
+            judge=args.judge, judge_model_id=args.judge_model_id, skip_invalid=args.skip_invalid,
+            trigger=args.trigger, run_id=args.run_id,
+            on_progress=lambda done, total: progress.update(task, completed=done, total=total or None),
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    if outcome.rejected_jsonl is not None:
+        (out / "rejected.jsonl").write_text(outcome.rejected_jsonl, encoding="utf-8")
+    stages = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in outcome.stage_seconds.items())
+    if outcome.report is None:
+        _err(f"execution {outcome.status}: state {outcome.failed_state!r} failed with "
+             f"{outcome.error}: {outcome.cause}")
+        _err(f"stages: {stages}")
+        return EXIT_BAD_INPUT if outcome.error == "DatasetRejected" else EXIT_RUN_FAILED
+    report = RunReport.model_validate({**outcome.report, "engine": ENGINE_NAME, "execution": outcome.execution})
+    (out / "results.jsonl").write_text(outcome.results_jsonl or "", encoding="utf-8")
+    (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    (out / "report.html").write_text(outcome.report_html or "", encoding="utf-8")
+    _print_summary(report, console)
+    console.print(f"{report.total_cases} cases through the state machine in {outcome.wall_seconds:.2f} s "
+                  f"({report.total_cases / outcome.wall_seconds:.1f} cases/s); stages: {stages}; outputs in {out}/",
+                  highlight=False)
+    if outcome.status == "SUCCEEDED":
+        return EXIT_PASSED
+    if outcome.error == "QualityGateFailed":
+        console.print(f"execution failed: QualityGateFailed: {outcome.cause}", highlight=False)
+        return EXIT_GATE_FAILED
+    _err(f"execution {outcome.status}: state {outcome.failed_state!r} failed with {outcome.error}: {outcome.cause}")
+    return EXIT_RUN_FAILED
 
 
 def cmd_schema(_args) -> int:

@@ -63,11 +63,19 @@ def combine(
             )
             for value, d, n in weak[:4]:
                 reasons.append(f"{d}.{n} = {value:.2f}")
+    floor = rubric.item_gate.min_sub_score
+    below_floor = sorted(
+        (v, d, n) for d in DIMENSIONS if scores[d].status == "scored"
+        for n, v in scores[d].sub_scores.items() if v < floor
+    )
+    for value, d, n in below_floor:
+        reasons.append(f"{d}.{n} = {value:.2f} is below the {floor:.2f} floor for any sub-score")
     for failure in hard_failures:
         where = f"{failure.dimension}.{failure.sub_score}" if failure.sub_score else failure.dimension
         reasons.append(f"hard failure {failure.rule} ({where}): {failure.detail}")
 
-    passed = status == "scored" and not hard_failures and composite is not None and composite >= threshold
+    passed = (status == "scored" and not hard_failures and not below_floor
+              and composite is not None and composite >= threshold)
     return EvaluationResult(
         run_id=run_id,
         test_id=case.test_id,

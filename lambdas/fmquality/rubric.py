@@ -69,6 +69,13 @@ class BaselineRules(BaseModel):
     max_subset_drop: float = Field(default=0.02, ge=0.0, le=1.0)
 
 
+class ItemGateRules(BaseModel):
+    # An item fails when any applicable sub-score is below this floor, whatever its composite: one
+    # seriously defective aspect (a persona break, a wrong author, a missing romanization) must not be
+    # averaged away by the others. 0 turns the rule off.
+    min_sub_score: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
 class GateRules(BaseModel):
     min_pass_rate: float = Field(default=0.9, ge=0.0, le=1.0)
     max_unscored_rate: float = Field(default=0.02, ge=0.0, le=1.0)
@@ -95,6 +102,7 @@ class Rubric(BaseModel):
     intents: dict[str, IntentRule]
     sub_score_weights: dict[str, dict[str, float]]
     hard_fail_rules: dict[str, bool] = Field(default_factory=dict)
+    item_gate: ItemGateRules = Field(default_factory=ItemGateRules)
     style: StyleRules = Field(default_factory=StyleRules)
     persona: PersonaRules = Field(default_factory=PersonaRules)
     gate: GateRules = Field(default_factory=GateRules)

@@ -89,7 +89,8 @@ def test_missing_dataset_and_bad_usage_exit_2(tmp_path, capsys):
 def test_judge_failure_is_unscored_and_fails_closed(tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"pq-uzumaki-good/fluency": "judge failed after 5 attempts: ThrottlingException"}))
-    code, out = _run(tmp_path, "cli_good.jsonl", "--judge", "scripted", "--judge-script", str(script))
+    code, out = _run(tmp_path, "cli_good.jsonl", "--judge", "scripted", "--judge-script", str(script),
+                     "--engine", "direct")
     assert code == EXIT_GATE_FAILED
     result = _results(out)["pq-uzumaki-good"]
     assert result["status"] == "unscored" and result["composite_score"] is None

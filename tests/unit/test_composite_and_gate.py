@@ -30,11 +30,11 @@ def _scores(values: dict[str, float | None], hard: list[HardFailure] | None = No
 
 
 def test_composite_uses_the_intent_weights(rubric):
-    values = {"relevance": 1.0, "factual_accuracy": 0.5, "consistency": 1.0, "fluency": 1.0}
+    values = {"relevance": 1.0, "factual_accuracy": 0.6, "consistency": 1.0, "fluency": 1.0}
     faq = combine(_case(intent="faq"), rubric, _scores(values))
     chit = combine(_case(intent="chitchat"), rubric, _scores(values))
-    assert faq.composite_score == pytest.approx(1 - 0.40 * 0.5)
-    assert chit.composite_score == pytest.approx(1 - 0.10 * 0.5)
+    assert faq.composite_score == pytest.approx(1 - 0.40 * 0.4)
+    assert chit.composite_score == pytest.approx(1 - 0.10 * 0.4)
     assert not faq.passed and chit.passed
     assert any("below the faq threshold 0.85" in r for r in faq.failure_reasons)
     assert faq.rubric_version == rubric.version
@@ -143,3 +143,15 @@ def test_calibration_counts_disagreements_with_labels(rubric):
     assert cal.acceptable_failed_ids == ["g2"] and cal.defective_passed_ids == ["b2"]
     assert cal.acceptable_failed_rate == 0.5 and cal.defective_passed_rate == pytest.approx(1 / 3, abs=1e-4)
     assert _run(rubric, _passing(2)).calibration is None
+
+
+def test_one_sub_score_below_the_floor_fails_a_high_composite(rubric):
+    scores = _scores({})
+    scores["consistency"] = DimensionScore(dimension="consistency", status="scored", score=0.75,
+                                           sub_scores={"intra_turn": 1.0, "cross_turn": 1.0, "persona": 0.0})
+    result = combine(_case(intent="chitchat"), rubric, scores)
+    assert result.composite_score > rubric.threshold_for("chitchat") and not result.passed
+    assert any(r.startswith("consistency.persona = 0.00 is below the 0.60 floor") for r in result.failure_reasons)
+    scores["consistency"] = DimensionScore(dimension="consistency", status="scored", score=0.9,
+                                           sub_scores={"intra_turn": 1.0, "cross_turn": 1.0, "persona": 0.6})
+    assert combine(_case(intent="chitchat"), rubric, scores).passed

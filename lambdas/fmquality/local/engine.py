@@ -1,0 +1,427 @@
+"""Run the real evaluation state machine on embedded AWS (moto, in-process): `fmquality run`'s default.
+
+The same ASL (statemachines/evaluation.asl.json), the same placeholder mapping as CDK
+(statemachines/evaluation.functions.json), the same handlers and the same storage code run here as in
+AWS. Only two things differ, each in one documented place: ``local_definition`` runs the Map's EXPRESS
+children as STANDARD (moto's grammar accepts nothing else), and ``moto_hooks`` routes Lambda tasks to
+the handler functions in-process.
+
+This module imports the handlers by the name in the functions manifest at run time, never statically:
+the core does not depend on them, it only needs a repository checkout (``lambdas/`` and
+``statemachines/`` beside the package).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import logging
+import os
+import re
+import sys
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fmquality.local.moto_hooks import compressed_retry_waits, route_lambda_invocations
+
+LAMBDAS_DIR = Path(__file__).resolve().parents[2]
+REPO_ROOT = LAMBDAS_DIR.parent
+STATEMACHINES_DIR = REPO_ROOT / "statemachines"
+FUNCTIONS_MANIFEST = STATEMACHINES_DIR / "evaluation.functions.json"
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+TABLE_NAME = "fmquality-local"
+BUCKET_NAME = "fmquality-local-data"
+EVENT_BUS_NAME = "fmquality-local"
+STATE_MACHINE_NAME = "fmquality-evaluation-local"
+ENGINE_NAME = "stepfunctions-local"
+
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
+# Handlers run one at a time: they read their configuration from os.environ, which is process-wide.
+_INVOKE_LOCK = threading.Lock()
+
+
+class LocalEngineError(RuntimeError):
+    pass
+
+
+# --------------------------------------------------------------------------------------------------
+# Definition
+# --------------------------------------------------------------------------------------------------
+
+def load_manifest(path: Path = FUNCTIONS_MANIFEST) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def render_definition(text: str, substitutions: dict[str, str]) -> str:
+    """Fill ${Placeholders} the way DefinitionSubstitutions does; every one must have a value."""
+    missing = sorted(set(_PLACEHOLDER.findall(text)) - set(substitutions))
+    if missing:
+        raise LocalEngineError(f"ASL placeholders without a value: {missing}")
+    return _PLACEHOLDER.sub(lambda m: json.dumps(substitutions[m.group(1)])[1:-1], text)
+
+
+def local_definition(definition: dict[str, Any]) -> dict[str, Any]:
+    """The one rewrite the embedded engine needs, applied to the local copy only: moto accepts only
+    ``ExecutionType: STANDARD`` for a Distributed Map's children, so EXPRESS children run as STANDARD.
+    Scoring, retries, catches and paths are untouched."""
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: walk(v) for k, v in node.items()}
+            config = out.get("ProcessorConfig")
+            if isinstance(config, dict) and config.get("ExecutionType") == "EXPRESS":
+                out["ProcessorConfig"] = {**config, "ExecutionType": "STANDARD"}
+            return out
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(definition)
+
+
+# --------------------------------------------------------------------------------------------------
+# In-process Lambda
+# --------------------------------------------------------------------------------------------------
+
+@dataclass
+class _FakeContext:
+    function_name: str
+    function_version: str = "$LATEST"
+    memory_limit_in_mb: int = 1024
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    log_group_name: str = "/aws/lambda/local"
+    log_stream_name: str = "local"
+
+    @property
+    def invoked_function_arn(self) -> str:
+        return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{self.function_name}"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 900_000
+
+
+@dataclass
+class StageClock:
+    """Wall-clock windows per Lambda role, for the "how long each stage took" line."""
+
+    first: dict[str, float] = field(default_factory=dict)
+    last: dict[str, float] = field(default_factory=dict)
+    busy: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    def record(self, role: str, start: float, end: float) -> None:
+        self.first.setdefault(role, start)
+        self.last[role] = end
+        self.busy[role] += end - start
+        self.calls[role] += 1
+
+
+class HandlerDispatcher:
+    """Runs the handler named in a function's configuration with that function's environment."""
+
+    def __init__(self, roles_by_function: dict[str, str], on_event: Callable[[str, dict, Any], None] | None = None,
+                 overrides: dict[str, Callable[[dict], Any]] | None = None) -> None:
+        self.roles_by_function = roles_by_function
+        self.on_event = on_event
+        # role -> replacement callable (tests inject failing scorers this way).
+        self.overrides = overrides or {}
+        self.clock = StageClock()
+        self._handlers: dict[str, Callable] = {}
+
+    def _handler(self, handler: str) -> Callable:
+        if handler not in self._handlers:
+            module_name, _, attr = handler.rpartition(".")
+            self._handlers[handler] = getattr(importlib.import_module(module_name), attr)
+        return self._handlers[handler]
+
+    def __call__(self, function_name: str, handler: str, environment: dict[str, str], event: Any) -> Any:
+        role = self.roles_by_function.get(function_name, function_name)
+        with _INVOKE_LOCK:
+            saved = {k: os.environ.get(k) for k in environment}
+            os.environ.update(environment)
+            start = time.perf_counter()
+            try:
+                if role in self.overrides:
+                    result = self.overrides[role](event)
+                else:
+                    result = self._handler(handler)(event, _FakeContext(function_name))
+            finally:
+                self.clock.record(role, start, time.perf_counter())
+                for key, value in saved.items():
+                    if value is None:
+                        os.environ.pop(key, None)
+                    else:
+                        os.environ[key] = value
+        if self.on_event:
+            self.on_event(role, event, result)
+        return result
+
+
+# --------------------------------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------------------------------
+
+@dataclass
+class LocalRunResult:
+    execution_arn: str
+    status: str
+    error: str | None
+    cause: str | None
+    failed_state: str | None
+    run_id: str | None
+    report: dict[str, Any] | None
+    results_jsonl: str | None
+    report_html: str | None
+    rejected_jsonl: str | None
+    stage_seconds: dict[str, float]
+    wall_seconds: float
+    lambda_calls: dict[str, int]
+
+    @property
+    def execution(self) -> dict[str, Any]:
+        return {"arn": self.execution_arn, "status": self.status, "error": self.error, "cause": self.cause}
+
+
+@contextlib.contextmanager
+def _quiet_moto() -> Iterator[None]:
+    """moto's ASL interpreter logs every caught error (our QualityGateFailed included) at ERROR level."""
+    names = ("moto.stepfunctions.parser", "moto", "botocore.credentials")
+    previous = {n: logging.getLogger(n).level for n in names}
+    for name in names:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for name, level in previous.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def _prepare_process_env() -> None:
+    # Fake credentials and a region so nothing can reach a real endpoint; quiet Powertools output.
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_SESSION_TOKEN": "local",
+        "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION,
+    }.items():
+        os.environ[key] = value
+    for key, value in {
+        "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_DISABLED": "true", "LOG_LEVEL": "WARNING",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    }.items():
+        os.environ.setdefault(key, value)
+    if str(LAMBDAS_DIR) not in sys.path:
+        sys.path.insert(0, str(LAMBDAS_DIR))
+
+
+def _create_table(dynamodb) -> None:
+    dynamodb.create_table(
+        TableName=TABLE_NAME,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "gsi1pk", "gsi1sk")],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": "gsi1",
+            "KeySchema": [{"AttributeName": "gsi1pk", "KeyType": "HASH"}, {"AttributeName": "gsi1sk", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "ALL"},
+        }],
+    )
+
+
+def _failed_state(sfn, execution_arn: str) -> str | None:
+    events = sfn.get_execution_history(executionArn=execution_arn, reverseOrder=True)["events"]
+    for event in events:
+        if event["type"].endswith("StateEntered"):
+            return event["stateEnteredEventDetails"]["name"]
+    return None
+
+
+def run_local_execution(
+    *,
+    dataset_path: Path,
+    catalog_path: Path | None = None,
+    rubric_path: Path | None = None,
+    baseline_report: dict[str, Any] | None = None,
+    judge: str = "offline",
+    judge_model_id: str | None = None,
+    skip_invalid: bool = False,
+    trigger: str = "manual",
+    run_id: str | None = None,
+    max_concurrency: int | None = None,
+    tolerated_failure_percentage: float | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    overrides: dict[str, Callable[[dict], Any]] | None = None,
+    retry_wait_cap_s: float | None = None,
+    extra_environment: dict[str, str] | None = None,
+    inspect_aws: Callable[[Callable[[str], Any]], None] | None = None,
+    timeout_s: float = 1800.0,
+) -> LocalRunResult:
+    """Create the table, bucket and functions in moto, start one execution with the input a console
+    user would give, wait for it, and read the run's outputs back from the embedded S3."""
+    import boto3
+    from moto import mock_aws
+
+    _prepare_process_env()
+    manifest = load_manifest()
+    definition_text = (STATEMACHINES_DIR / manifest["definition"]).read_text(encoding="utf-8")
+    t0 = time.perf_counter()
+    state = {"done": 0, "total": 0}
+
+    def on_event(role: str, event: Any, result: Any) -> None:
+        if role == "prepare" and isinstance(result, dict):
+            state["total"] = int(result.get("item_count") or 0)
+        elif role == "composite":
+            state["done"] += 1
+        if on_progress and role in ("prepare", "composite"):
+            on_progress(state["done"], state["total"])
+
+    roles_by_function = {f"fmquality-local-{role}": role for role in manifest["functions"]}
+    dispatcher = HandlerDispatcher(roles_by_function, on_event=on_event, overrides=overrides)
+    config = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
+    waits = compressed_retry_waits(retry_wait_cap_s) if retry_wait_cap_s is not None else contextlib.nullcontext()
+
+    with _quiet_moto(), mock_aws(config=config), route_lambda_invocations(dispatcher), waits:
+        with contextlib.suppress(ImportError):
+            importlib.import_module("handlers").reset_caches()
+        session = boto3.session.Session(region_name=REGION)
+        client = session.client
+        s3, sfn = client("s3"), client("stepfunctions")
+        s3.create_bucket(Bucket=BUCKET_NAME)
+        _create_table(client("dynamodb"))
+        client("events").create_event_bus(Name=EVENT_BUS_NAME)
+        role_arn = client("iam").create_role(
+            RoleName="fmquality-local", AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []})
+        )["Role"]["Arn"]
+
+        common_env = {
+            "TABLE_NAME": TABLE_NAME, "BUCKET_NAME": BUCKET_NAME, "EVENT_BUS_NAME": EVENT_BUS_NAME,
+            "JUDGE": judge, "JUDGE_MODEL_ID": judge_model_id or "",
+            "POWERTOOLS_SERVICE_NAME": "fmquality-local", "POWERTOOLS_METRICS_NAMESPACE": "MangaAssist/Evaluation",
+            **(extra_environment or {}),
+        }
+        substitutions = {manifest["bucket_placeholder"]: BUCKET_NAME}
+        lam = client("lambda")
+        for role, spec in manifest["functions"].items():
+            arn = lam.create_function(
+                FunctionName=f"fmquality-local-{role}", Runtime="python3.13", Role=role_arn,
+                Handler=spec["handler"], Code={"ZipFile": b"in-process"},
+                Environment={"Variables": {**common_env, **spec.get("environment", {})}},
+            )["FunctionArn"]
+            substitutions[spec["placeholder"]] = arn
+
+        definition = local_definition(json.loads(render_definition(definition_text, substitutions)))
+        machine_arn = sfn.create_state_machine(
+            name=STATE_MACHINE_NAME, definition=json.dumps(definition), roleArn=role_arn
+        )["stateMachineArn"]
+
+        dataset_key = f"datasets/{dataset_path.name}"
+        s3.put_object(Bucket=BUCKET_NAME, Key=dataset_key, Body=dataset_path.read_bytes())
+        execution_input: dict[str, Any] = {"trigger": trigger, "dataset": f"s3://{BUCKET_NAME}/{dataset_key}",
+                                           "skip_invalid": skip_invalid}
+        if catalog_path:
+            key = f"datasets/{catalog_path.name}"
+            s3.put_object(Bucket=BUCKET_NAME, Key=key, Body=catalog_path.read_bytes())
+            execution_input["catalog"] = f"s3://{BUCKET_NAME}/{key}"
+        if rubric_path:
+            key = f"datasets/rubrics/{rubric_path.name}"
+            s3.put_object(Bucket=BUCKET_NAME, Key=key, Body=rubric_path.read_bytes())
+            execution_input["rubric"] = f"s3://{BUCKET_NAME}/{key}"
+        if baseline_report:
+            execution_input["baseline"] = _install_baseline(s3, client("dynamodb"), baseline_report,
+                                                           dataset_key.rsplit(".", 1)[0])
+        if max_concurrency is not None:
+            execution_input["max_concurrency"] = max_concurrency
+        if tolerated_failure_percentage is not None:
+            execution_input["tolerated_failure_percentage"] = float(tolerated_failure_percentage)
+        if run_id:
+            execution_input["run_id"] = run_id
+
+        name = re.sub(r"[^A-Za-z0-9_-]", "-", run_id or f"{trigger}-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}")[:80]
+        execution_arn = sfn.start_execution(stateMachineArn=machine_arn, name=name,
+                                            input=json.dumps(execution_input))["executionArn"]
+        deadline = time.monotonic() + timeout_s
+        while True:
+            described = sfn.describe_execution(executionArn=execution_arn)
+            if described["status"] != "RUNNING":
+                break
+            if time.monotonic() > deadline:
+                sfn.stop_execution(executionArn=execution_arn, error="LocalTimeout", cause=f"no result in {timeout_s} s")
+                described = sfn.describe_execution(executionArn=execution_arn)
+                break
+            time.sleep(0.02)
+
+        status = described["status"]
+        error, cause = described.get("error"), described.get("cause")
+        failed_state = _failed_state(sfn, execution_arn) if status != "SUCCEEDED" else None
+        report = results = html = rejected = None
+        run_id_out = None
+        prepare_output = _prepare_output(sfn, execution_arn)
+        if prepare_output:
+            run_id_out = prepare_output.get("run_id")
+            prefix = f"runs/{run_id_out}/"
+            report_text = _read(s3, prefix + "report.json")
+            report = json.loads(report_text) if report_text else None
+            results = _read(s3, prefix + "results.jsonl")
+            html = _read(s3, prefix + "report.html")
+            rejected = _read(s3, prefix + "rejected.jsonl")
+        if inspect_aws:
+            inspect_aws(client)
+
+    wall = time.perf_counter() - t0
+    clock = dispatcher.clock
+    stages = {}
+    if "prepare" in clock.first:
+        stages["prepare"] = clock.last["prepare"] - clock.first["prepare"]
+    scorer_roles = [r for r in clock.first if r not in ("prepare", "aggregate")]
+    if scorer_roles:
+        stages["evaluate"] = max(clock.last[r] for r in scorer_roles) - min(clock.first[r] for r in scorer_roles)
+    if "aggregate" in clock.first:
+        stages["aggregate"] = clock.last["aggregate"] - clock.first["aggregate"]
+    return LocalRunResult(
+        execution_arn=execution_arn, status=status, error=error, cause=cause, failed_state=failed_state,
+        run_id=run_id_out, report=report, results_jsonl=results, report_html=html, rejected_jsonl=rejected,
+        stage_seconds=stages, wall_seconds=wall, lambda_calls=dict(clock.calls),
+    )
+
+
+def _read(s3, key: str) -> str | None:
+    try:
+        return s3.get_object(Bucket=BUCKET_NAME, Key=key)["Body"].read().decode("utf-8")
+    except s3.exceptions.NoSuchKey:
+        return None
+
+
+def _prepare_output(sfn, execution_arn: str) -> dict[str, Any] | None:
+    """Prepare's result, read from the execution history (it names the run)."""
+    events = sfn.get_execution_history(executionArn=execution_arn)["events"]
+    entered_prepare = False
+    for event in events:
+        details = event.get("stateEnteredEventDetails")
+        if details:
+            entered_prepare = details["name"] == "Prepare"
+        succeeded = event.get("taskSucceededEventDetails") or event.get("lambdaFunctionSucceededEventDetails")
+        if entered_prepare and succeeded:
+            output = json.loads(succeeded.get("output") or "{}")
+            return output.get("Payload", output)
+    return None
+
+
+def _install_baseline(s3, dynamodb, report: dict[str, Any], dataset_id: str) -> str:
+    """Put a baseline report where Prepare and Aggregate look for approved baselines; return its run id."""
+    from fmquality.adapters.dynamodb import EvaluationTable
+
+    run_id = str(report["run_id"])
+    key = f"runs/{run_id}/report.json"
+    s3.put_object(Bucket=BUCKET_NAME, Key=key, Body=json.dumps(report).encode("utf-8"))
+    table = EvaluationTable(TABLE_NAME, boto3_client=dynamodb)
+    # A finished run record (Prepare and Aggregate read the report through it) and the approval.
+    table.register_run(run_id, dataset_id, started_at=report.get("started_at"), status="SUCCEEDED", report_key=key,
+                       gate_passed=bool(report.get("gate", {}).get("passed")))
+    table.approve_baseline(dataset_id, run_id, key)
+    return run_id

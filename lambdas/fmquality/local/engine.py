@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
 import json
 import logging
 import os
@@ -23,6 +24,7 @@ import sys
 import threading
 import time
 import uuid
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -149,10 +151,13 @@ class HandlerDispatcher:
             os.environ.update(environment)
             start = time.perf_counter()
             try:
-                if role in self.overrides:
-                    result = self.overrides[role](event)
-                else:
-                    result = self._handler(handler)(event, _FakeContext(function_name))
+                # In Lambda, stdout (Powertools' EMF metrics) goes to CloudWatch Logs; locally it is dropped.
+                with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    if role in self.overrides:
+                        result = self.overrides[role](event)
+                    else:
+                        result = self._handler(handler)(event, _FakeContext(function_name))
             finally:
                 self.clock.record(role, start, time.perf_counter())
                 for key, value in saved.items():
@@ -212,7 +217,7 @@ def _prepare_process_env() -> None:
     }.items():
         os.environ[key] = value
     for key, value in {
-        "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_DISABLED": "true", "LOG_LEVEL": "WARNING",
+        "POWERTOOLS_TRACE_DISABLED": "true", "LOG_LEVEL": "WARNING",
         "POWERTOOLS_LOG_LEVEL": "WARNING",
     }.items():
         os.environ.setdefault(key, value)

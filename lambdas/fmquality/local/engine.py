@@ -147,7 +147,8 @@ class HandlerDispatcher:
     def __call__(self, function_name: str, handler: str, environment: dict[str, str], event: Any) -> Any:
         role = self.roles_by_function.get(function_name, function_name)
         with _INVOKE_LOCK:
-            saved = {k: os.environ.get(k) for k in environment}
+            # Values are overwritten, keys never removed mid-run: other threads (moto's engine,
+            # botocore) iterate os.environ, and a key vanishing under them raises KeyError.
             os.environ.update(environment)
             start = time.perf_counter()
             try:
@@ -160,11 +161,6 @@ class HandlerDispatcher:
                         result = self._handler(handler)(event, _FakeContext(function_name))
             finally:
                 self.clock.record(role, start, time.perf_counter())
-                for key, value in saved.items():
-                    if value is None:
-                        os.environ.pop(key, None)
-                    else:
-                        os.environ[key] = value
         if self.on_event:
             self.on_event(role, event, result)
         return result
@@ -209,6 +205,25 @@ def _quiet_moto() -> Iterator[None]:
             logging.getLogger(name).setLevel(level)
 
 
+@contextlib.contextmanager
+def _function_environment(manifest: dict[str, Any]) -> Iterator[None]:
+    """Every variable a function sets exists for the whole run and is restored afterwards."""
+    keys = {k for spec in manifest["functions"].values() for k in spec.get("environment", {})}
+    keys |= {"TABLE_NAME", "BUCKET_NAME", "EVENT_BUS_NAME", "JUDGE", "JUDGE_MODEL_ID",
+             "POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
+    saved = {k: os.environ.get(k) for k in keys}
+    for key in keys:
+        os.environ.setdefault(key, "")
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def _prepare_process_env() -> None:
     # Fake credentials and a region so nothing can reach a real endpoint; quiet Powertools output.
     for key, value in {
@@ -240,11 +255,9 @@ def _create_table(dynamodb) -> None:
 
 
 def _failed_state(sfn, execution_arn: str) -> str | None:
-    events = sfn.get_execution_history(executionArn=execution_arn, reverseOrder=True)["events"]
-    for event in events:
-        if event["type"].endswith("StateEntered"):
-            return event["stateEnteredEventDetails"]["name"]
-    return None
+    events = sfn.get_execution_history(executionArn=execution_arn)["events"]
+    entered = [e["stateEnteredEventDetails"]["name"] for e in events if e["type"].endswith("StateEntered")]
+    return entered[-1] if entered else None
 
 
 def run_local_execution(
@@ -263,7 +276,6 @@ def run_local_execution(
     on_progress: Callable[[int, int], None] | None = None,
     overrides: dict[str, Callable[[dict], Any]] | None = None,
     retry_wait_cap_s: float | None = None,
-    extra_environment: dict[str, str] | None = None,
     inspect_aws: Callable[[Callable[[str], Any]], None] | None = None,
     timeout_s: float = 1800.0,
 ) -> LocalRunResult:
@@ -291,7 +303,8 @@ def run_local_execution(
     config = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
     waits = compressed_retry_waits(retry_wait_cap_s) if retry_wait_cap_s is not None else contextlib.nullcontext()
 
-    with _quiet_moto(), mock_aws(config=config), route_lambda_invocations(dispatcher), waits:
+    with _quiet_moto(), _function_environment(manifest), mock_aws(config=config), \
+            route_lambda_invocations(dispatcher), waits:
         with contextlib.suppress(ImportError):
             importlib.import_module("handlers").reset_caches()
         session = boto3.session.Session(region_name=REGION)
@@ -308,7 +321,6 @@ def run_local_execution(
             "TABLE_NAME": TABLE_NAME, "BUCKET_NAME": BUCKET_NAME, "EVENT_BUS_NAME": EVENT_BUS_NAME,
             "JUDGE": judge, "JUDGE_MODEL_ID": judge_model_id or "",
             "POWERTOOLS_SERVICE_NAME": "fmquality-local", "POWERTOOLS_METRICS_NAMESPACE": "MangaAssist/Evaluation",
-            **(extra_environment or {}),
         }
         substitutions = {manifest["bucket_placeholder"]: BUCKET_NAME}
         lam = client("lambda")

@@ -1,0 +1,251 @@
+"""The real ASL, end to end, on the local engine: gate outcomes, retries, error records, idempotence,
+baselines and the metrics the alarms watch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fmquality.cli import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, main
+from fmquality.judges.base import JudgeThrottled
+from fmquality.local import engine as local_engine
+from fmquality.local.engine import TABLE_NAME, run_local_execution
+from fmquality.local.moto_hooks import check_moto_compatibility
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+GOLDEN = REPO / "datasets" / "mangaassist" / "golden.jsonl"
+CATALOG = REPO / "datasets" / "mangaassist" / "catalog.json"
+FAST = {"retry_wait_cap_s": 0.01}
+
+
+def _results(outcome) -> dict[str, dict[str, Any]]:
+    rows = [json.loads(line) for line in (outcome.results_jsonl or "").splitlines()]
+    by_id = {r["test_id"]: r for r in rows}
+    assert len(by_id) == len(rows), "a test case has more than one result"
+    return by_id
+
+
+def _real_handler(module: str):
+    import importlib
+
+    return importlib.import_module(f"handlers.{module}").handler
+
+
+def _ctx():
+    return local_engine._FakeContext("override")
+
+
+def test_moto_hooks_still_fit_the_pinned_moto():
+    check_moto_compatibility()  # raises MotoHookError naming what moved
+
+
+def test_good_dataset_passes_and_lands_in_dynamodb_and_s3(tmp_path):
+    stored: dict[str, Any] = {}
+
+    def inspect(client):
+        ddb = client("dynamodb")
+        stored["results"] = ddb.query(
+            TableName=TABLE_NAME, KeyConditionExpression="pk = :pk AND begins_with(sk, :r)",
+            ExpressionAttributeValues={":pk": {"S": f"RUN#{stored['run_id']}"}, ":r": {"S": "RESULT#"}},
+        )["Items"] if "run_id" in stored else []
+        stored["keys"] = [o["Key"] for o in client("s3").list_objects_v2(Bucket=local_engine.BUCKET_NAME)["Contents"]]
+
+    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", run_id="good-run", inspect_aws=inspect, **FAST)
+    assert outcome.status == "SUCCEEDED" and outcome.error is None
+    assert outcome.run_id == "good-run"
+    assert set(_results(outcome)) == {"faq-returns-good", "pq-uzumaki-good"}
+    assert outcome.report["gate"]["passed"] is True and "<svg" in outcome.report_html
+    assert {"runs/good-run/report.json", "runs/good-run/report.html", "runs/good-run/results.jsonl",
+            "runs/good-run/items.json"} <= set(stored["keys"])
+    # every Lambda role ran, through the real handlers
+    assert {"prepare", "relevance", "factual_accuracy", "consistency", "fluency", "composite",
+            "aggregate"} <= set(outcome.lambda_calls)
+
+
+def test_cli_writes_outputs_and_records_the_execution(tmp_path):
+    out = tmp_path / "out"
+    assert main(["run", "--dataset", str(FIXTURES / "cli_good.jsonl"), "--out", str(out), "--quiet"]) == EXIT_PASSED
+    report = json.loads((out / "report.json").read_text())
+    assert report["engine"] == "stepfunctions-local"
+    assert report["execution"]["status"] == "SUCCEEDED" and report["execution"]["arn"].startswith("arn:aws:states:")
+    assert (out / "results.jsonl").read_text().count("\n") == 2 and (out / "report.html").exists()
+
+
+def test_regressed_dataset_fails_with_quality_gate_failed_naming_the_rule(tmp_path):
+    outcome = run_local_execution(dataset_path=FIXTURES / "cli_regressed.jsonl", **FAST)
+    assert outcome.status == "FAILED" and outcome.error == "QualityGateFailed"
+    assert outcome.failed_state == "GateFailed"
+    assert "hard failures: faq-returns-stale" in outcome.cause
+    assert "regression item faq-returns-stale failed" in outcome.cause
+    out = tmp_path / "out"
+    code = main(["run", "--dataset", str(FIXTURES / "cli_regressed.jsonl"), "--out", str(out), "--quiet"])
+    assert code == EXIT_GATE_FAILED
+    assert json.loads((out / "report.json").read_text())["execution"]["error"] == "QualityGateFailed"
+
+
+def test_judge_throttling_twice_is_retried_by_the_asl_and_the_item_is_scored():
+    attempts: dict[str, int] = {}
+
+    def flaky_relevance(event):
+        test_id = event["item"]["test_id"]
+        attempts[test_id] = attempts.get(test_id, 0) + 1
+        if test_id == "pq-uzumaki-good" and attempts[test_id] <= 2:
+            raise JudgeThrottled("relevance: judge failed after 5 attempts: ThrottlingException")
+        return _real_handler("score_dimension")(event, _ctx())
+
+    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", overrides={"relevance": flaky_relevance}, **FAST)
+    assert attempts["pq-uzumaki-good"] == 3 and attempts["faq-returns-good"] == 1
+    result = _results(outcome)["pq-uzumaki-good"]
+    assert result["status"] == "scored" and result["dimension_scores"]["relevance"]["status"] == "scored"
+    assert outcome.status == "SUCCEEDED"
+
+
+def test_a_scorer_that_always_fails_gives_an_error_record_and_the_gate_fails_closed():
+    def broken_fluency(event):
+        if event["item"]["test_id"] == "faq-returns-good":
+            raise RuntimeError("fluency scorer crashed")
+        return _real_handler("score_dimension")(event, _ctx())
+
+    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", overrides={"fluency": broken_fluency}, **FAST)
+    results = _results(outcome)
+    assert set(results) == {"faq-returns-good", "pq-uzumaki-good"}  # nothing lost
+    errored = results["faq-returns-good"]
+    assert errored["status"] == "error" and errored["composite_score"] is None
+    assert "fluency scorer crashed" in errored["error"]
+    assert results["pq-uzumaki-good"]["status"] == "scored"
+    assert outcome.report["unscored_cases"] == 1
+    assert outcome.error == "QualityGateFailed" and "failing closed" in outcome.cause
+
+
+def test_invalid_lines_reject_the_run_before_any_execution(tmp_path, monkeypatch, capsys):
+    def no_execution(**_kwargs):
+        raise AssertionError("an execution was started for a rejected dataset")
+
+    monkeypatch.setattr(local_engine, "run_local_execution", no_execution)
+    out = tmp_path / "out"
+    assert main(["run", "--dataset", str(FIXTURES / "cli_invalid.jsonl"), "--out", str(out), "--quiet"]) == EXIT_BAD_INPUT
+    assert "cli_invalid.jsonl:2: intent:" in capsys.readouterr().err
+
+
+def test_skip_invalid_puts_bad_lines_in_the_rejected_file_and_runs_the_rest(tmp_path):
+    out = tmp_path / "out"
+    code = main(["run", "--dataset", str(FIXTURES / "cli_invalid.jsonl"), "--out", str(out), "--quiet", "--skip-invalid"])
+    assert code in (EXIT_PASSED, EXIT_GATE_FAILED)
+    rejected = [json.loads(x) for x in (out / "rejected.jsonl").read_text().splitlines()]
+    assert sorted(r["line"] for r in rejected) == [2, 3]
+    results = [json.loads(x)["test_id"] for x in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(results) == ["faq-returns-good", "pq-2"]
+
+
+def test_an_item_run_twice_by_a_retry_leaves_one_result():
+    """Composite writes its result, then the invocation fails as a Lambda service error: the ASL's
+    Retry runs Composite again for the same item. The result is keyed, so it is replaced, not added."""
+    service_error = type("Lambda.ServiceException", (Exception,), {})
+    calls: dict[str, int] = {}
+    stored: dict[str, int] = {}
+
+    def composite_then_fail(event):
+        result = _real_handler("composite")(event, _ctx())
+        test_id = event["item"]["test_id"]
+        calls[test_id] = calls.get(test_id, 0) + 1
+        if calls[test_id] == 1:
+            raise service_error("connection reset after the write")
+        return result
+
+    def count_results(client):
+        stored["n"] = client("dynamodb").query(
+            TableName=TABLE_NAME, KeyConditionExpression="pk = :pk AND begins_with(sk, :r)",
+            ExpressionAttributeValues={":pk": {"S": "RUN#twice"}, ":r": {"S": "RESULT#"}}, Select="COUNT",
+        )["Count"]
+
+    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", run_id="twice",
+                                  overrides={"composite": composite_then_fail}, inspect_aws=count_results, **FAST)
+    assert calls == {"faq-returns-good": 2, "pq-uzumaki-good": 2}
+    assert stored["n"] == 2 and len(_results(outcome)) == 2
+    assert outcome.report["total_cases"] == 2 and outcome.status == "SUCCEEDED"
+
+
+def test_baseline_then_regressed_candidate_flags_the_subset(tmp_path):
+    base = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", run_id="baseline-1", **FAST)
+    assert base.status == "SUCCEEDED"
+    candidate_path = tmp_path / "cli_good.jsonl"  # same dataset id, worse answers
+    candidate_path.write_text((FIXTURES / "cli_regressed.jsonl").read_text())
+    cand = run_local_execution(dataset_path=candidate_path, baseline_report=base.report, run_id="cand-1", **FAST)
+    assert cand.error == "QualityGateFailed"
+    subsets = {f["subset"] for f in cand.report["regression_flags"]}
+    assert "intent:faq" in subsets and "tag:policy" in subsets
+    assert cand.report["baseline_run_id"] == "baseline-1"
+    assert any(r.startswith("intent:faq mean fell") for r in cand.report["gate"]["reasons"])
+
+
+def _alarm_metrics(template: dict[str, Any]) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
+    wanted = set()
+    for resource in template["Resources"].values():
+        if resource["Type"] != "AWS::CloudWatch::Alarm":
+            continue
+        props = resource["Properties"]
+        if props.get("Namespace") != "MangaAssist/Evaluation":
+            continue
+        dims = tuple(sorted((d["Name"], d["Value"]) for d in props.get("Dimensions", [])))
+        wanted.add((props["MetricName"], dims))
+    return wanted
+
+
+# Emitted by the scorers as EMF log lines (CloudWatch turns them into metrics from the logs);
+# moto does not, so only the metrics the Aggregate step publishes with PutMetricData are read back.
+EMF_METRICS = {"JudgeThrottles", "JudgeCalls", "JudgeInputTokens", "JudgeOutputTokens"}
+
+
+def test_published_metrics_are_the_ones_the_alarms_watch(evaluation_template, tmp_path):
+    alarm_metrics = {m for m in _alarm_metrics(evaluation_template) if m[0] not in EMF_METRICS}
+    assert any(dims for _name, dims in alarm_metrics), "expected per-intent alarms in the template"
+    # a dataset with the intents the alarms name
+    intents = {value for _name, dims in alarm_metrics for key, value in dims if key == "Intent"}
+    rows = [json.loads(x) for x in GOLDEN.read_text(encoding="utf-8").splitlines()]
+    picked = [r for intent in sorted(intents)
+              for r in [r for r in rows if r["intent"] == intent and r["label"]["acceptable"]][:3]]
+    dataset = tmp_path / "alarm-intents.jsonl"
+    dataset.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked), encoding="utf-8")
+    found: dict[tuple, list[float]] = {}
+
+    def read_back(client):
+        cloudwatch = client("cloudwatch")
+        import datetime as dt
+
+        now = dt.datetime.now(dt.timezone.utc)
+        for i, (name, dims) in enumerate(sorted(alarm_metrics)):
+            data = cloudwatch.get_metric_data(
+                MetricDataQueries=[{"Id": f"m{i}", "MetricStat": {
+                    "Metric": {"Namespace": "MangaAssist/Evaluation", "MetricName": name,
+                               "Dimensions": [{"Name": k, "Value": v} for k, v in dims]},
+                    "Period": 60, "Stat": "Average"}}],
+                StartTime=now - dt.timedelta(hours=1), EndTime=now + dt.timedelta(hours=1),
+            )["MetricDataResults"][0]["Values"]
+            found[(name, dims)] = data
+
+    run_local_execution(dataset_path=dataset, catalog_path=CATALOG, inspect_aws=read_back, **FAST)
+    missing = sorted(m for m, values in found.items() if not values)
+    assert not missing, f"alarmed metrics never published: {missing}"
+    for (name, _dims), values in found.items():
+        assert all(0.0 <= v <= max(1.0, v) for v in values), name
+
+
+@pytest.mark.slow
+def test_both_engines_give_the_same_item_results_on_the_golden_dataset(tmp_path):
+    direct_out, local_out = tmp_path / "direct", tmp_path / "local"
+    common = ["--dataset", str(GOLDEN), "--catalog", str(CATALOG), "--quiet"]
+    main(["run", *common, "--engine", "direct", "--out", str(direct_out)])
+    main(["run", *common, "--out", str(local_out)])
+
+    def items(out):
+        rows = [json.loads(x) for x in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+        return {r["test_id"]: (r["status"], r["passed"], r["composite_score"], r["failure_reasons"],
+                               {d: s["sub_scores"] for d, s in r["dimension_scores"].items()}) for r in rows}
+
+    direct, local = items(direct_out), items(local_out)
+    assert len(direct) == sum(1 for _ in GOLDEN.open(encoding="utf-8"))
+    assert direct == local

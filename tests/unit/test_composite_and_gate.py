@@ -133,8 +133,8 @@ def test_empty_run_never_passes(rubric):
 
 def test_calibration_counts_disagreements_with_labels(rubric):
     def labelled(test_id, acceptable, fa):
-        case = _case(test_id).model_copy(update={"label": {"acceptable": acceptable}})
-        return combine(TestCase.model_validate(case.model_dump()), rubric, _scores({"factual_accuracy": fa}))
+        case = TestCase.model_validate({**_case(test_id).model_dump(), "label": {"acceptable": acceptable}})
+        return combine(case, rubric, _scores({"factual_accuracy": fa}))
 
     items = [labelled("g1", True, 1.0), labelled("g2", True, 0.2), labelled("b1", False, 0.2),
              labelled("b2", False, 1.0), labelled("b3", False, 0.1)]

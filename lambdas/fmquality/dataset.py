@@ -114,12 +114,12 @@ def load_dataset(path: str | Path, catalog: list[CatalogItem] | None = None) -> 
     return loaded
 
 
-def load_catalog(path: str | Path) -> list[CatalogItem]:
-    """A catalog snapshot: a JSON array of catalog items (or {"items": [...]})."""
-    source = str(path)
+def parse_catalog(raw: bytes, source: str) -> list[CatalogItem]:
+    """A catalog snapshot: a JSON array of catalog items (or {"items": [...]}). Every bad item is
+    listed in the DatasetError's ``errors``."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DatasetError(f"{source}: cannot read catalog: {exc}") from exc
     items = data.get("items") if isinstance(data, dict) else data
     if not isinstance(items, list):
@@ -136,6 +136,14 @@ def load_catalog(path: str | Path) -> list[CatalogItem]:
     if errors:
         raise DatasetError(f"{source}: invalid catalog items", errors)
     return out
+
+
+def load_catalog(path: str | Path) -> list[CatalogItem]:
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read catalog: {exc.strerror or exc}") from exc
+    return parse_catalog(raw, str(path))
 
 
 def dataset_json_schema() -> dict[str, Any]:

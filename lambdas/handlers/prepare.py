@@ -3,7 +3,6 @@ register the run, resolve the baseline. Its output drives the Distributed Map.""
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from datetime import datetime, timezone
@@ -11,11 +10,11 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import ValidationError
 
 from fmquality.adapters import s3 as layout
 from fmquality.adapters.dynamodb import EvaluationTable, json_attribute
 from fmquality.adapters.s3 import S3ObjectNotFound, S3Store, parse_s3_uri
+from fmquality import dataset
 from fmquality.dataset import LineError, parse_lines
 from fmquality.models import CatalogItem
 from fmquality.rubric import Rubric, load_rubric, parse_rubric
@@ -71,27 +70,12 @@ def _rejection_message(source: str, errors: list[LineError], rejected_uri: str) 
 
 
 def parse_catalog(raw: bytes, source: str) -> list[CatalogItem]:
-    """A catalog snapshot from S3: a JSON array of catalog items, or {"items": [...]}, validated
-    with the same model as the local loader."""
+    """A catalog snapshot from S3, validated by the same parser as the local loader."""
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DatasetRejected(f"{source}: cannot read catalog: {exc}") from exc
-    items = data.get("items") if isinstance(data, dict) else data
-    if not isinstance(items, list):
-        raise DatasetRejected(f"{source}: the catalog must be a JSON array of items")
-    out: list[CatalogItem] = []
-    problems: list[str] = []
-    for index, item in enumerate(items):
-        try:
-            out.append(CatalogItem.model_validate(item))
-        except ValidationError as exc:
-            for err in exc.errors():
-                field = ".".join(str(p) for p in err["loc"]) or "<item>"
-                problems.append(f"{source}:{index + 1}: [{index}].{field}: {err['msg']}")
-    if problems:
-        raise DatasetRejected(f"{source}: invalid catalog items:\n" + "\n".join(problems))
-    return out
+        return dataset.parse_catalog(raw, source)
+    except dataset.DatasetError as exc:
+        problems = "\n".join(str(e) for e in exc.errors)
+        raise DatasetRejected(f"{exc}" + (f":\n{problems}" if problems else "")) from exc
 
 
 def _read(s3: S3Store, uri: str, what: str) -> bytes:

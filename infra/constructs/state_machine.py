@@ -75,6 +75,15 @@ class EvaluationStateMachine(Construct):
                 resources=[storage.runs_arn()],
             )
         )
+        # Without a ResultWriter a Distributed Map returns every child's output in the state output,
+        # which passes the 256 KB payload limit at a few thousand items; results go to S3 instead.
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ResultWriterWritesMapResults",
+                actions=["s3:PutObject"],
+                resources=[storage.runs_arn()],
+            )
+        )
         self.role.add_to_policy(
             iam.PolicyStatement(
                 sid="DistributedMapStartsChildren",

@@ -215,6 +215,10 @@ def test_map_is_distributed_with_an_item_reader_over_the_prepared_items(definiti
     assert map_state["ToleratedFailurePercentagePath"] == "$.prepare.tolerated_failure_percentage"
     assert map_state["ItemSelector"]["item.$"] == "$$.Map.Item.Value"
     assert map_state["ResultPath"] is None  # full results live in DynamoDB/S3, not in the payload
+    # child outputs go to S3 under the run, so the Map's own output stays small at any dataset size
+    assert map_state["ResultWriter"]["Resource"] == "arn:aws:states:::s3:putObject"
+    assert map_state["ResultWriter"]["Parameters"]["Bucket"] == "${DataBucketName}"
+    assert map_state["ResultWriter"]["Parameters"]["Prefix"].startswith("runs/")
 
 
 def test_each_item_runs_four_scorers_in_parallel_then_composite(definition):

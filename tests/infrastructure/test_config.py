@@ -116,3 +116,14 @@ def test_invalid_context_stops_the_cdk_app_with_a_clear_message(raw, tmp_path):
     assert proc.returncode == 2
     assert "fmquality.judge_model_id" in proc.stderr
     assert not list(tmp_path.glob("*.template.json"))
+
+
+def test_the_app_entry_point_writes_a_cloud_assembly(tmp_path):
+    """`make synth` runs `python app.py`; with the CLI's CDK_OUTDIR it writes both stacks' templates."""
+    env = {**os.environ, "CDK_OUTDIR": str(tmp_path), "FMQ_SKIP_LAYER_BUNDLING": "1"}
+    env.pop("CDK_CONTEXT_JSON", None)
+    proc = subprocess.run([sys.executable, "app.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = {p.name for p in tmp_path.glob("*.template.json")}
+    assert {"MangaAssistQuality-dev-Evaluation.template.json", "MangaAssistQuality-dev-Pipeline.template.json"} <= names
+    assert (tmp_path / "manifest.json").is_file()

@@ -55,19 +55,19 @@ def combine(
     else:
         status = "scored"
         composite = round(sum(weights[d] * (scores[d].score or 0.0) for d in DIMENSIONS), 4)
-        if composite < threshold:
-            reasons.append(f"composite {composite:.3f} below the {intent} threshold {threshold:.2f}")
-            # Name the sub-scores that pulled it down, worst first, so the reason is actionable.
-            weak = sorted(
-                ((v, d, n) for d in DIMENSIONS for n, v in scores[d].sub_scores.items() if v < threshold),
-            )
-            for value, d, n in weak[:4]:
-                reasons.append(f"{d}.{n} = {value:.2f}")
     floor = rubric.item_gate.min_sub_score
     below_floor = sorted(
         (v, d, n) for d in DIMENSIONS if scores[d].status == "scored"
         for n, v in scores[d].sub_scores.items() if v < floor
     )
+    if composite is not None and composite < threshold:
+        reasons.append(f"composite {composite:.3f} below the {intent} threshold {threshold:.2f}")
+        # Name the sub-scores that pulled it down, worst first, so the reason is actionable (those
+        # below the floor are named once, below).
+        weak = sorted((v, d, n) for d in DIMENSIONS for n, v in scores[d].sub_scores.items()
+                      if floor <= v < threshold)
+        for value, d, n in weak[:4]:
+            reasons.append(f"{d}.{n} = {value:.2f}")
     for value, d, n in below_floor:
         reasons.append(f"{d}.{n} = {value:.2f} is below the {floor:.2f} floor for any sub-score")
     for failure in hard_failures:

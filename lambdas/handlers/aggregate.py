@@ -105,7 +105,7 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
         dataset=run.get("dataset") or event.dataset_id,
         trigger=event.trigger,
         judge=env.judge_label,
-        engine="stepfunctions",
+        engine=env.engine_name,
         baseline=baseline,
         rejected_lines=count_rejected_lines(event.bucket, event.run_id, a),
         started_at=run.get("started_at"),

@@ -25,6 +25,8 @@ class FunctionEnv(BaseModel):
     service_name: str = Field(alias="POWERTOOLS_SERVICE_NAME", default="fmquality")
     metrics_namespace: str = Field(alias="POWERTOOLS_METRICS_NAMESPACE", default="MangaAssist/Evaluation")
     log_level: str = Field(alias="LOG_LEVEL", default="INFO")
+    # How reports name the engine: "stepfunctions" in AWS, "stepfunctions-local" on embedded AWS.
+    engine_name: str = Field(alias="ENGINE_NAME", default="stepfunctions")
 
     @property
     def judge_label(self) -> str:

@@ -59,6 +59,7 @@ def test_good_dataset_passes_and_lands_in_dynamodb_and_s3(tmp_path):
     assert outcome.run_id == "good-run"
     assert set(_results(outcome)) == {"faq-returns-good", "pq-uzumaki-good"}
     assert outcome.report["gate"]["passed"] is True and "<svg" in outcome.report_html
+    assert outcome.report["engine"] == "stepfunctions-local" and "engine stepfunctions-local" in outcome.report_html
     assert {"runs/good-run/report.json", "runs/good-run/report.html", "runs/good-run/results.jsonl",
             "runs/good-run/items.json"} <= set(stored["keys"])
     # every Lambda role ran, through the real handlers

@@ -209,7 +209,7 @@ def _quiet_moto() -> Iterator[None]:
 def _function_environment(manifest: dict[str, Any]) -> Iterator[None]:
     """Every variable a function sets exists for the whole run and is restored afterwards."""
     keys = {k for spec in manifest["functions"].values() for k in spec.get("environment", {})}
-    keys |= {"TABLE_NAME", "BUCKET_NAME", "EVENT_BUS_NAME", "JUDGE", "JUDGE_MODEL_ID",
+    keys |= {"TABLE_NAME", "BUCKET_NAME", "EVENT_BUS_NAME", "JUDGE", "JUDGE_MODEL_ID", "ENGINE_NAME",
              "POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
     saved = {k: os.environ.get(k) for k in keys}
     for key in keys:
@@ -321,6 +321,7 @@ def run_local_execution(
             "TABLE_NAME": TABLE_NAME, "BUCKET_NAME": BUCKET_NAME, "EVENT_BUS_NAME": EVENT_BUS_NAME,
             "JUDGE": judge, "JUDGE_MODEL_ID": judge_model_id or "",
             "POWERTOOLS_SERVICE_NAME": "fmquality-local", "POWERTOOLS_METRICS_NAMESPACE": "MangaAssist/Evaluation",
+            "ENGINE_NAME": ENGINE_NAME,
         }
         substitutions = {manifest["bucket_placeholder"]: BUCKET_NAME}
         lam = client("lambda")

@@ -1,19 +1,52 @@
-"""Evaluate test cases in-process (the "direct" engine): four dimensions, then the composite."""
+"""Evaluate test cases in-process (the "direct" engine): four dimensions, then the composite.
+
+Judge modes (rubric ``judge.mode``, or the caller's ``mode``):
+- ``per_dimension``: at most one judge call per dimension per case (the AWS state machine's shape);
+- ``combined``: ONE call per case for every dimension the checks left open, split back into the
+  four DimensionScores with the per-dimension rules (``dimensions.base.finish_dimension``). A judge
+  without ``judge_combined`` is asked per dimension instead. Direct engine only: in AWS each
+  dimension is its own Lambda in the Map.
+
+Throughput (``evaluate_cases``): a worker pool gated by an AIMD controller (``judges.concurrency``)
+that the judge tells about every throttle. A dimension whose judge was still throttled after the
+judge's own retries is asked again (``throttle_requeues`` times, after a full-jitter pause) before it
+is left unscored, as the state machine's Retry does for the Lambda scorers. Every case yields exactly
+one result, in input order.
+"""
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from fmquality.composite import combine, error_result
 from fmquality.dimensions import dimension_module
-from fmquality.dimensions.base import score_dimension
+from fmquality.dimensions.base import finish_dimension, plan_dimension, score_dimension
+from fmquality.judges.base import (
+    CombinedJudgeOutcome,
+    CombinedJudgeRequest,
+    JudgeOutcome,
+    split_combined,
+    supports_combined,
+)
+from fmquality.judges.concurrency import AimdController
 from fmquality.models import DIMENSIONS, DimensionScore, EvaluationResult, TestCase
 
 if TYPE_CHECKING:
     from fmquality.judges.base import Judge
     from fmquality.rubric import Rubric
+
+JudgeMode = Literal["per_dimension", "combined"]
+JUDGE_MODES: tuple[str, ...] = ("per_dimension", "combined")
+DEFAULT_THROTTLE_REQUEUES = 2
+# Pause before asking a throttled dimension again: full jitter, uniform in [0, min(cap, base * 2**n)].
+REQUEUE_BASE_S = 2.0
+REQUEUE_CAP_S = 30.0
+
+OutcomeT = TypeVar("OutcomeT", JudgeOutcome, CombinedJudgeOutcome)
 
 
 def score_one_dimension(
@@ -22,10 +55,52 @@ def score_one_dimension(
     return score_dimension(dimension_module(dimension), case, rubric, judge, raise_on_throttle=raise_on_throttle)
 
 
-def evaluate_case(case: TestCase, rubric: "Rubric", judge: "Judge", run_id: str | None = None) -> EvaluationResult:
+def requeue_pause(attempt: int, rng: Callable[[], float] = random.random) -> float:
+    return rng() * min(REQUEUE_CAP_S, REQUEUE_BASE_S * (2**attempt))
+
+
+def _ask(call: Callable[[], OutcomeT], requeues: int, sleep: Callable[[float], None]) -> OutcomeT:
+    """One judge request; asked again while it comes back throttled, at most ``requeues`` times.
+    The calls and tokens of every attempt are kept on the outcome."""
+    outcome = call()
+    for attempt in range(requeues):
+        if not outcome.throttled:
+            break
+        sleep(requeue_pause(attempt))
+        spent_calls, spent_usage = outcome.calls, outcome.usage
+        outcome = call()
+        outcome = outcome.model_copy(update={"calls": outcome.calls + spent_calls,
+                                             "usage": outcome.usage.add(spent_usage)})
+    return outcome
+
+
+def evaluate_case(
+    case: TestCase,
+    rubric: "Rubric",
+    judge: "Judge",
+    run_id: str | None = None,
+    *,
+    mode: JudgeMode | None = None,
+    throttle_requeues: int = 0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> EvaluationResult:
     """One item end to end. An unexpected exception becomes an explicit error record, not a score."""
+    mode = mode or rubric.judge.mode
+    if mode not in JUDGE_MODES:
+        raise ValueError(f"unknown judge mode {mode!r}; expected one of {list(JUDGE_MODES)}")
     try:
-        scores = {d: score_one_dimension(d, case, rubric, judge) for d in DIMENSIONS}
+        plans = {d: plan_dimension(dimension_module(d), case, rubric) for d in DIMENSIONS}
+        open_plans = [p for p in plans.values() if p.final is None and p.request is not None]
+        outcomes: dict[str, JudgeOutcome] = {}
+        if mode == "combined" and open_plans and supports_combined(judge):
+            combined = CombinedJudgeRequest(requests=[p.request for p in open_plans])
+            outcome = _ask(lambda: judge.judge_combined(combined, rubric), throttle_requeues, sleep)
+            outcomes = split_combined(combined, outcome)
+        else:
+            for plan in open_plans:
+                request = plan.request
+                outcomes[plan.dimension] = _ask(lambda r=request: judge.judge(r, rubric), throttle_requeues, sleep)
+        scores = {d: finish_dimension(plans[d], outcomes.get(d), rubric) for d in DIMENSIONS}
         return combine(case, rubric, scores, run_id=run_id)
     except Exception as exc:  # noqa: BLE001 - every item must end with a result or an error record
         return error_result(case, rubric, f"{type(exc).__name__}: {exc}", run_id=run_id)
@@ -38,17 +113,59 @@ def evaluate_cases(
     run_id: str | None = None,
     concurrency: int = 1,
     on_result: Callable[[EvaluationResult], None] | None = None,
+    *,
+    mode: JudgeMode | None = None,
+    adaptive: bool = True,
+    max_concurrency: int | None = None,
+    controller: AimdController | None = None,
+    throttle_requeues: int = DEFAULT_THROTTLE_REQUEUES,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> list[EvaluationResult]:
-    """Evaluate every case, keeping the input order. ``on_result`` is called as each finishes."""
+    """Evaluate every case, keeping the input order. ``on_result`` is called as each finishes.
+
+    ``concurrency`` is where the AIMD controller starts (``adaptive``, the default) or the fixed pool
+    size; ``max_concurrency`` bounds the controller (default: 64, or ``concurrency`` if larger). Pass
+    a ``controller`` to read its counters afterwards.
+    """
     case_list = list(cases)
 
     def run(case: TestCase) -> EvaluationResult:
-        result = evaluate_case(case, rubric, judge, run_id=run_id)
+        result = evaluate_case(case, rubric, judge, run_id=run_id, mode=mode,
+                               throttle_requeues=throttle_requeues, sleep=sleep)
         if on_result:
             on_result(result)
         return result
 
-    if concurrency <= 1:
-        return [run(c) for c in case_list]
-    with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        return list(pool.map(run, case_list))
+    if controller is None and (concurrency <= 1 or not adaptive):
+        if concurrency <= 1:
+            results = [run(c) for c in case_list]
+        else:
+            with ThreadPoolExecutor(max_workers=concurrency) as pool:
+                results = list(pool.map(run, case_list))
+        return _checked(case_list, results)
+
+    if controller is None:
+        controller = AimdController(concurrency, maximum=max(concurrency, max_concurrency or 64))
+    set_observer = getattr(judge, "set_observer", None)
+    if set_observer is not None:
+        set_observer(controller)
+
+    def gated(case: TestCase) -> EvaluationResult:
+        with controller.slot():
+            return run(case)
+
+    try:
+        workers = max(1, min(len(case_list), controller.maximum))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fmq-case") as pool:
+            results = list(pool.map(gated, case_list))
+    finally:
+        if set_observer is not None:
+            set_observer(None)
+    return _checked(case_list, results)
+
+
+def _checked(cases: list[TestCase], results: list[Any]) -> list[EvaluationResult]:
+    """Exactly one result per case, in input order: a lost or doubled case is a bug, never a result."""
+    if len(results) != len(cases) or any(r.test_id != c.test_id for r, c in zip(results, cases)):
+        raise RuntimeError("the engine lost or reordered test cases")
+    return results

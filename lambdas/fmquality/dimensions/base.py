@@ -12,7 +12,10 @@ A dimension module (relevance.py, factual_accuracy.py, consistency.py, fluency.p
         lexical and numeric evidence, no network.
 
 ``score_dimension`` runs the checks, makes at most one judge call for the open sub-scores, and
-weights what applies. A judge failure leaves the dimension unscored with the reason.
+weights what applies. A judge failure leaves the dimension unscored with the reason. It is
+``plan_dimension`` (checks, judge request) + one judge call + ``finish_dimension`` (weighting): the
+direct engine's combined mode plans all four dimensions, makes ONE call for all of them and
+finishes each with the same rules.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from fmquality.judges.base import JudgeRequest, JudgeThrottled, missing_sub_scores
+from fmquality.judges.base import JudgeOutcome, JudgeRequest, JudgeThrottled, missing_sub_scores
 from fmquality.models import SUB_SCORES, DimensionScore, HardFailure, JudgeUsage, SubScore, TestCase
 
 if TYPE_CHECKING:
@@ -106,28 +109,30 @@ def weighted(sub_scores: dict[str, float], weights: dict[str, float]) -> float:
     return sum(score * weights[n] for n, score in sub_scores.items()) / total
 
 
-def score_dimension(
-    module: ModuleType,
-    case: TestCase,
-    rubric: "Rubric",
-    judge: "Judge",
-    raise_on_throttle: bool = False,
-) -> DimensionScore:
-    """Score one dimension. With ``raise_on_throttle`` (the Lambda scorers), throttling that outlived
-    the judge's retries raises ``JudgeThrottled`` so the state machine's Retry can back off."""
+@dataclass
+class DimensionPlan:
+    """What the checks decided for one dimension of one case, before any judge call.
+
+    ``final`` is set when no judge can change the result (an empty response); otherwise ``request``
+    is the judge request for the sub-scores the checks left open, or None when they settled all.
+    """
+
+    dimension: str
+    report: CheckReport | None = None
+    hard_failures: list[HardFailure] = field(default_factory=list)
+    request: JudgeRequest | None = None
+    final: DimensionScore | None = None
+
+
+def plan_dimension(module: ModuleType, case: TestCase, rubric: "Rubric") -> DimensionPlan:
+    """Run the dimension's deterministic checks and build the judge request they leave open."""
     dimension: str = module.NAME
     if is_empty_response(case):
-        return _empty_response_score(dimension, case)
-
+        return DimensionPlan(dimension=dimension, final=_empty_response_score(dimension, case))
     report: CheckReport = module.check(case, rubric)
     report.validate_for(dimension)
     hard_failures = [f for f in report.hard_failures if rubric.hard_fail_enabled(f.rule)]
-    subs: dict[str, SubScore] = dict(report.sub_scores)
-    calls = 0
-    usage = None
-    prompt = raw = None
-    judge_confidence = 1.0
-
+    request = None
     if report.needs_judge:
         request = JudgeRequest(
             dimension=dimension,
@@ -138,7 +143,34 @@ def score_dimension(
             case_text=render_case(case, dimension),
             check_findings=report.findings,
         )
-        outcome = judge.judge(request, rubric)
+    return DimensionPlan(dimension=dimension, report=report, hard_failures=hard_failures, request=request)
+
+
+def finish_dimension(
+    plan: DimensionPlan,
+    outcome: JudgeOutcome | None,
+    rubric: "Rubric",
+    raise_on_throttle: bool = False,
+) -> DimensionScore:
+    """Weigh the checks' sub-scores and the judge's verdict (``outcome``, None when the plan needed
+    no judge) into the DimensionScore. A judge failure leaves the dimension unscored with the reason;
+    only the requested sub-scores are read from a verdict."""
+    if plan.final is not None:
+        return plan.final
+    report = plan.report
+    assert report is not None  # a plan without ``final`` always has its check report
+    dimension = plan.dimension
+    hard_failures = plan.hard_failures
+    subs: dict[str, SubScore] = dict(report.sub_scores)
+    calls = 0
+    usage = None
+    prompt = raw = None
+    judge_confidence = 1.0
+
+    if plan.request is not None:
+        request = plan.request
+        if outcome is None:
+            raise ValueError(f"{dimension}: the plan needs a judge outcome")
         if outcome.throttled and raise_on_throttle:
             raise JudgeThrottled(f"{dimension}: {outcome.error or 'judge throttled'}")
         calls, usage, prompt, raw = outcome.calls, outcome.usage, outcome.prompt, outcome.raw
@@ -162,7 +194,7 @@ def score_dimension(
         verdict = outcome.verdict
         judge_confidence = verdict.confidence
         # Only the sub-scores we asked for are read: a judge cannot overwrite a deterministic check.
-        for name in report.needs_judge:
+        for name in request.sub_scores:
             subs[name] = SubScore(
                 name=name,
                 score=verdict.sub_scores[name],
@@ -190,3 +222,20 @@ def score_dimension(
         judge_raw=raw,
         usage=usage or JudgeUsage(),
     )
+
+
+def score_dimension(
+    module: ModuleType,
+    case: TestCase,
+    rubric: "Rubric",
+    judge: "Judge",
+    raise_on_throttle: bool = False,
+) -> DimensionScore:
+    """Score one dimension: checks, at most one judge call for the open sub-scores, weighting.
+    With ``raise_on_throttle`` (the Lambda scorers), throttling that outlived the judge's retries
+    raises ``JudgeThrottled`` so the state machine's Retry can back off."""
+    plan = plan_dimension(module, case, rubric)
+    if plan.final is not None:
+        return plan.final
+    outcome = judge.judge(plan.request, rubric) if plan.request is not None else None
+    return finish_dimension(plan, outcome, rubric, raise_on_throttle=raise_on_throttle)

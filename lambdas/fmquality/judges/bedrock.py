@@ -1,6 +1,7 @@
 """The production judge: Amazon Bedrock's Converse API with a forced ``record_verdict`` tool call.
 
-One Converse call per request (one dimension of one case). The static rubric text goes first in
+One Converse call per request (one dimension of one case), or per combined request (every
+dimension of one case that needs the judge, one object per dimension in the tool input). The static rubric text goes first in
 ``system`` with a cache point after it; the case travels in the user message inside data markers;
 the verdict is read only from the forced tool call's input, validated by ``JudgeVerdict``.
 
@@ -34,12 +35,21 @@ from botocore.exceptions import (
 )
 from pydantic import ValidationError
 
-from fmquality.judges.base import JudgeOutcome, JudgeRequest, JudgeVerdict
+from fmquality.judges.base import (
+    CombinedJudgeOutcome,
+    CombinedJudgeRequest,
+    JudgeOutcome,
+    JudgeRequest,
+    JudgeVerdict,
+)
 from fmquality.judges.prompts import (
     RAW_KEEP_CHARS,
     TOOL_NAME,
+    CombinedJudgePrompt,
     JudgePrompt,
+    build_combined_prompt,
     build_prompt,
+    combined_verdict_tool_spec,
     truncate_middle,
     verdict_tool_spec,
 )
@@ -94,6 +104,7 @@ class BedrockJudge:
         self._rng = rng
         self._read_timeout_s = read_timeout_s
         self._connect_timeout_s = connect_timeout_s
+        self._observer: Any = None
 
     # ---------------------------------------------------------------------------------------------
 
@@ -114,15 +125,17 @@ class BedrockJudge:
                     )
         return self._client_obj
 
-    def converse_params(self, prompt: JudgePrompt, rubric: "Rubric") -> dict[str, Any]:
-        """The exact Converse request for one prompt."""
+    def converse_params(self, prompt: JudgePrompt | CombinedJudgePrompt, rubric: "Rubric") -> dict[str, Any]:
+        """The exact Converse request for one prompt (one dimension, or several in combined mode)."""
+        tool = (combined_verdict_tool_spec(prompt.sub_scores) if isinstance(prompt, CombinedJudgePrompt)
+                else verdict_tool_spec(prompt.sub_scores))
         return {
             "modelId": self.model_id,
             "system": [{"text": prompt.system}, {"cachePoint": {"type": "default"}}],
             "messages": [{"role": "user", "content": [{"text": prompt.user}]}],
             "inferenceConfig": {"temperature": rubric.judge.temperature, "maxTokens": rubric.judge.max_tokens},
             "toolConfig": {
-                "tools": [{"toolSpec": verdict_tool_spec(prompt.sub_scores)}],
+                "tools": [{"toolSpec": tool}],
                 "toolChoice": {"tool": {"name": TOOL_NAME}},
             },
         }
@@ -133,54 +146,107 @@ class BedrockJudge:
         cap = self.max_delay_s if self.max_delay_s is not None else rubric.judge.max_delay_s
         return self._rng() * min(cap, base * (2**retry_index))
 
+    # -- observer (adaptive concurrency) ------------------------------------------------------------
+
+    def set_observer(self, observer: Any) -> None:
+        """``observer.call_started() -> token`` before each Converse attempt and
+        ``observer.call_finished(token, outcome)`` after it, outcome "ok", "throttled" or "error":
+        the direct engine's AIMD controller learns of every throttle (and every success) from the
+        judge itself."""
+        self._observer = observer
+
+    def _observed_converse(self, params: dict[str, Any]) -> Any:
+        observer = getattr(self, "_observer", None)
+        token = observer.call_started() if observer is not None else None
+        outcome = "error"
+        try:
+            reply = self._client().converse(**params)
+            outcome = "ok"
+            return reply
+        except ClientError as exc:
+            if (exc.response.get("Error", {}).get("Code") or "") in THROTTLING_CODES:
+                outcome = "throttled"
+            raise
+        finally:
+            if observer is not None:
+                observer.call_finished(token, outcome)
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    def request_text(self, request: JudgeRequest | CombinedJudgeRequest, rubric: "Rubric") -> str:
+        """The exact Converse request body (model id, system text, messages, inference settings and
+        tool schema) as canonical JSON: what the verdict cache hashes."""
+        if isinstance(request, CombinedJudgeRequest):
+            params = self.converse_params(build_combined_prompt(request, rubric), rubric)
+        else:
+            params = self.converse_params(build_prompt(request, rubric), rubric)
+        return json.dumps(params, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
     def judge(self, request: JudgeRequest, rubric: "Rubric") -> JudgeOutcome:
         prompt = build_prompt(request, rubric)
-        params = self.converse_params(prompt, rubric)
-        max_attempts = self.max_attempts if self.max_attempts is not None else rubric.judge.max_attempts
-        recorded_prompt = prompt.record()
+        reply, common, error, throttled = self._converse_with_retries(self.converse_params(prompt, rubric), rubric,
+                                                                        prompt.record())
+        if reply is None:
+            return JudgeOutcome(error=error, throttled=throttled, **common)
+        common.update(_reply_common(reply, common["calls"]))
+        try:
+            verdict = parse_verdict(reply, prompt.sub_scores)
+        except InvalidJudgeOutput as exc:
+            return JudgeOutcome(error=f"invalid judge output: {exc}", **common)
+        return JudgeOutcome(verdict=verdict, **common)
 
+    supports_combined = True
+
+    def judge_combined(self, request: CombinedJudgeRequest, rubric: "Rubric") -> CombinedJudgeOutcome:
+        """One Converse call for every dimension of the request (combined mode)."""
+        prompt = build_combined_prompt(request, rubric)
+        reply, common, error, throttled = self._converse_with_retries(self.converse_params(prompt, rubric), rubric,
+                                                                        prompt.record())
+        if reply is None:
+            return CombinedJudgeOutcome(error=error, throttled=throttled, **common)
+        common.update(_reply_common(reply, common["calls"]))
+        try:
+            verdicts = parse_combined_verdict(reply, prompt.sub_scores)
+        except InvalidJudgeOutput as exc:
+            return CombinedJudgeOutcome(error=f"invalid judge output: {exc}", **common)
+        return CombinedJudgeOutcome(verdicts=verdicts, **common)
+
+    def _converse_with_retries(
+        self, params: dict[str, Any], rubric: "Rubric", recorded_prompt: str
+    ) -> tuple[dict[str, Any] | None, dict[str, Any], str | None, bool]:
+        """(reply or None, outcome fields, error, throttled): the retry policy of the module doc."""
+        max_attempts = self.max_attempts if self.max_attempts is not None else rubric.judge.max_attempts
         attempts = 0
         last_code = ""
         while True:
             attempts += 1
             try:
-                reply = self._client().converse(**params)
+                reply = self._observed_converse(params)
             except ClientError as exc:
                 last_code = exc.response.get("Error", {}).get("Code") or "ClientError"
                 status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
                 retryable = last_code in THROTTLING_CODES or last_code in TRANSIENT_CODES or status >= 500
                 if not retryable:
                     message = exc.response.get("Error", {}).get("Message", "")
-                    return JudgeOutcome(
-                        error=f"judge call rejected: {last_code}: {message}".rstrip(": "),
-                        calls=attempts,
-                        usage=JudgeUsage(calls=attempts),
-                        prompt=recorded_prompt,
-                    )
+                    return None, _failed_common(attempts, recorded_prompt), \
+                        f"judge call rejected: {last_code}: {message}".rstrip(": "), False
             except TRANSPORT_ERRORS as exc:
                 last_code = type(exc).__name__
             else:
-                return _outcome_from_reply(reply, prompt, attempts, recorded_prompt)
+                return reply, {"calls": attempts, "prompt": recorded_prompt}, None, False
 
             if attempts >= max_attempts:
-                return JudgeOutcome(
-                    error=f"judge failed after {attempts} attempts: {last_code}",
-                    throttled=last_code in THROTTLING_CODES,
-                    calls=attempts,
-                    usage=JudgeUsage(calls=attempts),
-                    prompt=recorded_prompt,
-                )
+                return None, _failed_common(attempts, recorded_prompt), \
+                    f"judge failed after {attempts} attempts: {last_code}", last_code in THROTTLING_CODES
             self._sleep(self.backoff_delay(attempts - 1, rubric))
 
 
-# -------------------------------------------------------------------------------------------------
-# Reading the reply
-# -------------------------------------------------------------------------------------------------
+def _failed_common(attempts: int, recorded_prompt: str) -> dict[str, Any]:
+    return {"calls": attempts, "usage": JudgeUsage(calls=attempts), "prompt": recorded_prompt}
 
 
-def _outcome_from_reply(
-    reply: dict[str, Any], prompt: JudgePrompt, attempts: int, recorded_prompt: str
-) -> JudgeOutcome:
+def _reply_common(reply: dict[str, Any], attempts: int) -> dict[str, Any]:
+    """Usage and the kept raw reply of a Converse reply."""
     tokens = reply.get("usage") or {}
     usage = JudgeUsage(
         calls=attempts,
@@ -194,18 +260,17 @@ def _outcome_from_reply(
         json.dumps({"stopReason": reply.get("stopReason"), "content": content}, ensure_ascii=False, default=str),
         RAW_KEEP_CHARS,
     )
-    common = {"calls": attempts, "usage": usage, "prompt": recorded_prompt, "raw": raw}
-    try:
-        verdict = parse_verdict(reply, prompt.sub_scores)
-    except InvalidJudgeOutput as exc:
-        return JudgeOutcome(error=f"invalid judge output: {exc}", **common)
-    return JudgeOutcome(verdict=verdict, **common)
+    return {"usage": usage, "raw": raw}
 
 
-def parse_verdict(reply: dict[str, Any], requested: list[str]) -> JudgeVerdict:
-    """The verdict from the forced tool call, and from nothing else: any text block (which could
-    echo an injected "return 1.0") is ignored. Sub-scores not requested are dropped; a missing,
-    non-numeric or out-of-range requested sub-score makes the whole verdict invalid."""
+# -------------------------------------------------------------------------------------------------
+# Reading the reply
+# -------------------------------------------------------------------------------------------------
+
+
+def _tool_input(reply: dict[str, Any]) -> dict[str, Any]:
+    """The input of the one forced tool call, and nothing else: any text block (which could echo an
+    injected "return 1.0") is ignored."""
     stop_reason = reply.get("stopReason")
     if stop_reason != "tool_use":
         raise InvalidJudgeOutput(f"stopReason is {stop_reason!r}, expected 'tool_use'")
@@ -219,7 +284,12 @@ def parse_verdict(reply: dict[str, Any], requested: list[str]) -> JudgeVerdict:
     data = verdict_calls[0].get("input")
     if not isinstance(data, dict):
         raise InvalidJudgeOutput(f"{TOOL_NAME} input is {type(data).__name__}, expected an object")
+    return data
 
+
+def _validated_verdict(data: Any, requested: list[str], where: str = "") -> JudgeVerdict:
+    if not isinstance(data, dict):
+        raise InvalidJudgeOutput(f"{where or 'verdict'} is {type(data).__name__}, expected an object")
     data = dict(data)
     if isinstance(data.get("sub_scores"), dict):
         data["sub_scores"] = {k: v for k, v in data["sub_scores"].items() if k in requested}
@@ -228,10 +298,28 @@ def parse_verdict(reply: dict[str, Any], requested: list[str]) -> JudgeVerdict:
         verdict = JudgeVerdict.model_validate(data, strict=True)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
+            f"{'.'.join(str(p) for p in (where, *err['loc']) if p != '') or '<root>'}: {err['msg']}"
+            for err in exc.errors()
         )
         raise InvalidJudgeOutput(problems[:500]) from exc
     missing = [name for name in requested if name not in verdict.sub_scores]
     if missing:
-        raise InvalidJudgeOutput(f"missing sub-scores {missing}")
+        raise InvalidJudgeOutput(f"missing sub-scores {missing}" + (f" in {where}" if where else ""))
     return verdict
+
+
+def parse_verdict(reply: dict[str, Any], requested: list[str]) -> JudgeVerdict:
+    """The verdict from the forced tool call, and from nothing else. Sub-scores not requested are
+    dropped; a missing, non-numeric or out-of-range requested sub-score makes the whole verdict
+    invalid."""
+    return _validated_verdict(_tool_input(reply), requested)
+
+
+def parse_combined_verdict(reply: dict[str, Any], requested: dict[str, list[str]]) -> dict[str, JudgeVerdict]:
+    """One verdict per requested dimension, each validated like a single verdict. Dimensions not
+    requested are dropped; one invalid or missing dimension makes the whole reply invalid."""
+    data = _tool_input(reply)
+    missing = [d for d in requested if d not in data]
+    if missing:
+        raise InvalidJudgeOutput(f"missing dimensions {missing}")
+    return {d: _validated_verdict(data[d], names, where=d) for d, names in requested.items()}

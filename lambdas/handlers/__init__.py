@@ -6,6 +6,7 @@ never at import, so a test can import a handler inside ``moto.mock_aws``.
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from typing import Any
 
@@ -38,11 +39,21 @@ def run_rubric(bucket: str, key: str) -> Any:
 
 @cache
 def judge_for(name: str, model_id: str | None) -> Any:
-    """One judge per container, so its connection (and any verdict cache it keeps) is reused."""
+    """One judge per container, so its connection is reused.
+
+    The Bedrock judge sits behind the verdict cache in the evaluation table (TABLE_NAME; items
+    VERDICT#<hash> with the expires_at TTL), so re-scoring an unchanged item makes no Bedrock call.
+    VERDICT_CACHE=off turns it off. The offline and scripted judges are never cached (free)."""
     from fmquality.judges.factory import make_judge
 
     client = aws_client("bedrock-runtime") if name == "bedrock" else None
-    return make_judge(name, model_id, boto3_client=client)
+    judge = make_judge(name, model_id, boto3_client=client)
+    table_name = os.environ.get("TABLE_NAME")
+    if name == "bedrock" and table_name and os.environ.get("VERDICT_CACHE", "on").lower() != "off":
+        from fmquality.judges.cache import CachingJudge, DynamoVerdictStore
+
+        judge = CachingJudge(judge, DynamoVerdictStore(table_name, aws_client("dynamodb")))
+    return judge
 
 
 def reset_caches() -> None:

@@ -25,6 +25,7 @@ GSI1 = "gsi1"
 RUN_SK = "RUN"
 BASELINE_SK = "BASELINE"
 RESULT_PREFIX = "RESULT#"
+VERDICT_SK = "VERDICT"
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -36,6 +37,10 @@ def run_pk(run_id: str) -> str:
 
 def dataset_pk(dataset_id: str) -> str:
     return f"DATASET#{dataset_id}"
+
+
+def verdict_pk(key_hash: str) -> str:
+    return f"VERDICT#{key_hash}"
 
 
 def _now_iso() -> str:
@@ -209,6 +214,36 @@ class EvaluationTable:
             ConsistentRead=True,
         )
         return _unmarshal(response["Item"]) if "Item" in response else None
+
+    # ---------------------------------------------------------------------------------- verdict cache
+
+    def put_cached_verdict(self, key_hash: str, payload: str, expires_at: int) -> None:
+        """One judge verdict, kept until ``expires_at`` (epoch seconds; the table's TTL attribute)."""
+        self._ddb.put_item(
+            TableName=self.table_name,
+            Item=_marshal({
+                "pk": verdict_pk(key_hash),
+                "sk": VERDICT_SK,
+                "payload": payload,
+                "expires_at": int(expires_at),
+                "recorded_at": _now_iso(),
+            }),
+        )
+
+    def get_cached_verdict(self, key_hash: str, now: float | None = None) -> str | None:
+        """The payload of an unexpired cached verdict, or None. DynamoDB deletes expired items
+        lazily (within days), so ``expires_at`` is checked here too."""
+        response = self._ddb.get_item(
+            TableName=self.table_name, Key=_marshal({"pk": verdict_pk(key_hash), "sk": VERDICT_SK})
+        )
+        item = response.get("Item")
+        if not item:
+            return None
+        expires_at = int(item.get("expires_at", {}).get("N", "0"))
+        current = datetime.now(timezone.utc).timestamp() if now is None else now
+        if expires_at and expires_at <= current:
+            return None
+        return item["payload"]["S"]
 
 
 def json_attribute(value: Any) -> str:

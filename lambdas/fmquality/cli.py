@@ -1,4 +1,4 @@
-"""`fmquality` command line: run | schema | compare | start.
+"""`fmquality` command line: run | estimate | schema | compare | start.
 
 Exit codes: 0 the gate passed, 1 the gate failed, 2 bad input or usage, 3 the run failed otherwise.
 """
@@ -38,13 +38,34 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--baseline", help="report.json of the baseline run to compare with")
     run.add_argument("--out", default="runs/latest", help="output folder (default runs/latest)")
     run.add_argument("--skip-invalid", action="store_true", help="evaluate valid lines; write bad ones to rejected.jsonl")
-    run.add_argument("--concurrency", type=int, default=4, help="cases evaluated at once (direct engine)")
+    run.add_argument("--concurrency", type=int, default=4,
+                     help="cases evaluated at once at the start (direct engine); adapts to throttling (AIMD)")
+    run.add_argument("--max-concurrency", type=int, default=64,
+                     help="upper bound of the adaptive concurrency (direct engine, default 64)")
+    run.add_argument("--judge-mode", choices=["per_dimension", "combined"],
+                     help="per_dimension: one judge call per dimension per case; combined: one call per case "
+                          "(direct engine only; default: the rubric's judge.mode)")
+    run.add_argument("--no-cache", action="store_true", help="do not read or write the verdict cache")
+    run.add_argument("--cache-dir", help="verdict cache folder (default .fmquality-cache/verdicts; "
+                                         "on by default for the bedrock judge, for any judge when given)")
     run.add_argument("--run-id", help="run id (default: generated)")
     run.add_argument("--trigger", default="manual")
     run.add_argument("--quiet", action="store_true", help="no progress bar or table")
     run.add_argument("--engine", choices=["stepfunctions-local", "direct"], default="stepfunctions-local",
                      help="stepfunctions-local: the real state machine and handlers on embedded AWS (default); "
                           "direct: the same core in-process, faster")
+
+    estimate = sub.add_parser("estimate", help="expected judge calls, tokens and cost of a run, before any call")
+    estimate.add_argument("--dataset", required=True, help="JSON Lines dataset")
+    estimate.add_argument("--catalog", help="catalog snapshot JSON merged into every case")
+    estimate.add_argument("--rubric", help="rubric YAML (default: the embedded mangaassist-v1)")
+    estimate.add_argument("--judge-mode", choices=["per_dimension", "combined"],
+                          help="default: the rubric's judge.mode")
+    estimate.add_argument("--judge-model-id", help="model whose prices apply (default: the rubric's)")
+    estimate.add_argument("--min-cache-tokens", type=int, default=1024,
+                          help="the model's minimum cacheable prompt prefix, in tokens (default 1024)")
+    estimate.add_argument("--skip-invalid", action="store_true", help="estimate the valid lines only")
+    estimate.add_argument("--json", action="store_true", help="print the estimate as JSON")
 
     sub.add_parser("schema", help="print the JSON Schema of one dataset line")
 
@@ -62,10 +83,10 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _make_judge(args):
+def _make_judge(args, rubric=None):
     from fmquality.judges.factory import make_judge
 
-    judge = make_judge(args.judge, args.judge_model_id)
+    judge = make_judge(args.judge, args.judge_model_id, rubric=rubric)
     if args.judge == "scripted" and args.judge_script:
         from fmquality.judges.base import JudgeVerdict
 
@@ -73,6 +94,12 @@ def _make_judge(args):
         for key, entry in raw.items():
             test_id, dimension = key.rsplit("/", 1)
             judge.script[(test_id, dimension)] = entry if isinstance(entry, str) else JudgeVerdict.model_validate(entry)
+    # The verdict cache: on by default for Bedrock (calls cost money and quota); the offline judge is
+    # free, so caching it is pointless unless a cache folder is asked for explicitly.
+    if not args.no_cache and (args.judge == "bedrock" or args.cache_dir):
+        from fmquality.judges.cache import CachingJudge, LocalVerdictStore
+
+        judge = CachingJudge(judge, LocalVerdictStore(args.cache_dir))
     return judge
 
 
@@ -151,10 +178,14 @@ def cmd_run(args) -> int:
         if args.judge_script:
             _err("error: --judge-script needs --engine direct")
             return EXIT_BAD_INPUT
+        if args.judge_mode == "combined":
+            _err("error: --judge-mode combined needs --engine direct (the state machine scores each "
+                 "dimension in its own Lambda)")
+            return EXIT_BAD_INPUT
         return _run_state_machine(args, out, console, rubric, baseline)
 
     try:
-        judge = _make_judge(args)
+        judge = _make_judge(args, rubric)
     except (ValueError, OSError) as exc:
         _err(f"error: {exc}")
         return EXIT_BAD_INPUT
@@ -167,15 +198,24 @@ def cmd_run(args) -> int:
     with progress:
         task = progress.add_task("cases", total=len(loaded.cases))
         results = evaluate_cases(loaded.cases, rubric, judge, run_id=run_id, concurrency=max(1, args.concurrency),
+                                 max_concurrency=max(1, args.max_concurrency), mode=args.judge_mode,
                                  on_result=lambda _r: progress.advance(task))
     elapsed = time.perf_counter() - t0
     report = build_report(results, rubric, run_id=run_id, dataset=args.dataset, trigger=args.trigger,
                           judge=args.judge, engine="direct", baseline=baseline,
-                          rejected_lines=len(loaded.errors), started_at=started, finished_at=_now())
+                          rejected_lines=len(loaded.errors), started_at=started, finished_at=_now(),
+                          judge_model_id=judge.model_id if args.judge == "bedrock" else None)
     write_outputs(out, results, report, rubric)
     _print_summary(report, console)
     console.print(f"{len(results)} cases in {elapsed:.2f} s ({len(results) / elapsed:.1f} cases/s); "
                   f"outputs in {out}/", highlight=False)
+    usage = report.judge_usage
+    if usage.calls or usage.cached_verdicts:
+        cost = "unknown (no price for the model)" if usage.usd_estimate is None else f"~${usage.usd_estimate:.4f}"
+        console.print(f"judge: {usage.calls} calls ({usage.calls_per_case} per case), {usage.cached_verdicts} "
+                      f"verdicts from the cache, {usage.input_tokens:,} input + {usage.output_tokens:,} output + "
+                      f"{usage.cache_read_tokens:,} cache-read + {usage.cache_write_tokens:,} cache-write tokens, "
+                      f"cost {cost}", highlight=False)
     if not report.gate.passed:
         console.print(gate_summary(report), highlight=False)
     return EXIT_PASSED if report.gate.passed else EXIT_GATE_FAILED
@@ -185,7 +225,7 @@ def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
     """`fmquality run --engine stepfunctions-local`: the deployed state machine, on embedded AWS."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from fmquality.local.engine import ENGINE_NAME, run_local_execution
+    from fmquality.local.engine import run_local_execution
     from fmquality.models import RunReport
 
     show_progress = sys.stdout.isatty() and not args.quiet
@@ -211,7 +251,7 @@ def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
              f"{outcome.error}: {outcome.cause}")
         _err(f"stages: {stages}")
         return EXIT_BAD_INPUT if outcome.error == "DatasetRejected" else EXIT_RUN_FAILED
-    report = RunReport.model_validate({**outcome.report, "engine": ENGINE_NAME, "execution": outcome.execution})
+    report = RunReport.model_validate({**outcome.report, "execution": outcome.execution})
     (out / "results.jsonl").write_text(outcome.results_jsonl or "", encoding="utf-8")
     (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     (out / "report.html").write_text(outcome.report_html or "", encoding="utf-8")
@@ -226,6 +266,35 @@ def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
         return EXIT_GATE_FAILED
     _err(f"execution {outcome.status}: state {outcome.failed_state!r} failed with {outcome.error}: {outcome.cause}")
     return EXIT_RUN_FAILED
+
+
+def cmd_estimate(args) -> int:
+    from fmquality.dataset import DatasetError, load_catalog, load_dataset
+    from fmquality.estimate import estimate_run, format_estimate
+    from fmquality.rubric import RubricError, load_rubric
+
+    try:
+        rubric = load_rubric(args.rubric)
+        catalog = load_catalog(args.catalog) if args.catalog else None
+        loaded = load_dataset(args.dataset, catalog)
+    except (RubricError, DatasetError, ValueError) as exc:
+        _err(f"error: {exc}")
+        for line_error in getattr(exc, "errors", []):
+            _err(f"  {line_error}")
+        return EXIT_BAD_INPUT
+    if loaded.errors:
+        for line_error in loaded.errors:
+            _err(f"{line_error}")
+        if not args.skip_invalid:
+            _err(f"error: {len(loaded.errors)} invalid line(s) in {args.dataset} (use --skip-invalid)")
+            return EXIT_BAD_INPUT
+    if not loaded.cases:
+        _err("error: no valid test case to estimate")
+        return EXIT_BAD_INPUT
+    estimate = estimate_run(loaded.cases, rubric, mode=args.judge_mode, model_id=args.judge_model_id,
+                            min_cache_tokens=args.min_cache_tokens)
+    print(estimate.model_dump_json(indent=2) if args.json else format_estimate(estimate))
+    return EXIT_PASSED
 
 
 def cmd_schema(_args) -> int:
@@ -259,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "run":
         return cmd_run(args)
+    if args.command == "estimate":
+        return cmd_estimate(args)
     if args.command == "schema":
         return cmd_schema(args)
     if args.command == "compare":

@@ -198,6 +198,16 @@ class JudgeUsage(BaseModel):
         return JudgeUsage(**{k: getattr(self, k) + getattr(other, k) for k in JudgeUsage.model_fields})
 
 
+class RunJudgeUsage(JudgeUsage):
+    """A run's judge usage in report.json: the summed counters plus what they mean per case and in
+    money. ``usd_estimate`` is None when the judge model has no entry in the rubric's
+    ``judge.prices`` (an unknown price is not zero); a run without tokens costs 0."""
+
+    calls_per_case: float | None = None
+    usd_estimate: float | None = None
+    model_id: str | None = None
+
+
 class DimensionScore(BaseModel):
     """The score of one quality dimension for one test case.
 
@@ -312,7 +322,7 @@ class RunReport(BaseModel):
     regression_flags: list[RegressionFlag] = Field(default_factory=list)
     baseline_run_id: str | None = None
     gate: GateResult
-    judge_usage: JudgeUsage = Field(default_factory=JudgeUsage)
+    judge_usage: RunJudgeUsage = Field(default_factory=RunJudgeUsage)
     failing_items: list[dict[str, Any]] = Field(default_factory=list)
     calibration: Calibration | None = None
     execution: dict[str, Any] | None = None

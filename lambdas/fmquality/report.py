@@ -17,8 +17,12 @@ from fmquality.models import (
     GateResult,
     JudgeUsage,
     RegressionFlag,
+    RunJudgeUsage,
     RunReport,
 )
+
+from fmquality.judges.pricing import judge_model_id as judge_model_id_from_label
+from fmquality.judges.pricing import usd_estimate
 
 if TYPE_CHECKING:
     from fmquality.rubric import Rubric
@@ -149,7 +153,10 @@ def build_report(
     rejected_lines: int = 0,
     started_at: str | None = None,
     finished_at: str | None = None,
+    judge_model_id: str | None = None,
 ) -> RunReport:
+    """``judge_model_id`` prices the judge's tokens; without it the model comes from the judge label
+    ("bedrock:<model id>", or the rubric's model for plain "bedrock")."""
     results = sorted(results, key=lambda r: r.test_id)
     passed = sum(1 for r in results if r.passed)
     unscored = sum(1 for r in results if r.status != "scored")
@@ -158,6 +165,13 @@ def build_report(
         usage = usage.add(r.judge_usage)
     if usage.calls == 0:
         usage = usage.model_copy(update={"calls": sum(r.judge_calls for r in results)})
+    priced_model = judge_model_id or judge_model_id_from_label(judge, rubric)
+    run_usage = RunJudgeUsage(
+        **usage.model_dump(),
+        calls_per_case=round(usage.calls / len(results), 3) if results else None,
+        usd_estimate=usd_estimate(usage, rubric, priced_model),
+        model_id=priced_model,
+    )
 
     dimension_averages = {
         d: _mean(r.dimension_scores[d].score for r in results if d in r.dimension_scores) for d in DIMENSIONS
@@ -185,7 +199,7 @@ def build_report(
         locale_breakdown=_group(results, lambda r: [r.locale]),
         tag_breakdown=_group(results, lambda r: sorted(set(r.tags))),
         gate=GateResult(passed=False),
-        judge_usage=usage,
+        judge_usage=run_usage,
         baseline_run_id=baseline.run_id if baseline else None,
         failing_items=[
             {"test_id": r.test_id, "intent": r.intent, "locale": r.locale, "status": r.status,

@@ -84,6 +84,17 @@ class GateRules(BaseModel):
     baseline: BaselineRules = Field(default_factory=BaselineRules)
 
 
+class ModelPrice(BaseModel):
+    """On-demand price of one judge model, USD per 1M tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0.0)
+    output: float = Field(ge=0.0)
+    cache_read: float = Field(ge=0.0)
+    cache_write: float = Field(ge=0.0)
+
+
 class JudgeSettings(BaseModel):
     model_id: str = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
     mode: Literal["per_dimension", "combined"] = "per_dimension"
@@ -92,6 +103,20 @@ class JudgeSettings(BaseModel):
     max_attempts: int = Field(default=5, ge=1)
     base_delay_s: float = Field(default=0.5, ge=0.0)
     max_delay_s: float = Field(default=8.0, ge=0.0)
+    # Model id (foundation model or inference profile) -> price; see the rubric YAML for the source.
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+
+    def price_for(self, model_id: str | None) -> ModelPrice | None:
+        """The price of a model id; an inference profile ("us.anthropic.x") falls back to its
+        foundation model ("anthropic.x")."""
+        if not model_id:
+            return None
+        if model_id in self.prices:
+            return self.prices[model_id]
+        first, _, rest = model_id.partition(".")
+        if rest and "." in rest and rest in self.prices:
+            return self.prices[rest]
+        return None
 
 
 class Rubric(BaseModel):

@@ -1,0 +1,178 @@
+"""`fmquality estimate`: the judge calls, tokens and cost of a run, before any call is made.
+
+The deterministic checks run for real (they decide which dimensions of which cases need the judge),
+and every prompt is built by the real Bedrock prompt builder, so the estimate follows the rubric,
+the dataset and the judge mode. Tokens are estimated at about four characters per token. Prompt
+caching is assumed to work as Bedrock's does within its 5-minute lifetime: the static prefix (tool
+schema + system text) of a distinct prompt shape is written once, then read; a prefix shorter than
+the model's minimum cacheable length is never cached. Output tokens are those of a typical verdict
+(a short rationale and three evidence quotes), with ``max_tokens`` per call as the upper bound.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from fmquality.dimensions import dimension_module
+from fmquality.dimensions.base import plan_dimension
+from fmquality.judges.base import CombinedJudgeRequest
+from fmquality.judges.pricing import cost_usd
+from fmquality.judges.prompts import build_combined_prompt, build_prompt
+from fmquality.models import DIMENSIONS, JudgeUsage, TestCase
+
+if TYPE_CHECKING:
+    from fmquality.rubric import Rubric
+
+CHARS_PER_TOKEN = 4
+# Claude Sonnet's minimum cacheable prefix; other models need more (check the model's documentation).
+DEFAULT_MIN_CACHE_TOKENS = 1024
+_TYPICAL_RATIONALE = "x" * 320  # two to four sentences
+_TYPICAL_EVIDENCE = ["x" * 60] * 3  # three short quotes
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
+
+
+def _typical_verdict(sub_scores: list[str]) -> dict[str, Any]:
+    return {"sub_scores": {n: 0.85 for n in sub_scores}, "rationale": _TYPICAL_RATIONALE,
+            "evidence": _TYPICAL_EVIDENCE, "confidence": 0.8}
+
+
+class RunEstimate(BaseModel):
+    cases: int
+    judge_mode: str
+    model_id: str
+    rubric_version: str
+    cases_needing_judge: int
+    calls: int
+    calls_per_case: float
+    calls_by_dimension: dict[str, int]
+    sub_scores_judged: int
+    input_tokens: int
+    cache_write_tokens: int
+    cache_read_tokens: int
+    output_tokens: int
+    max_output_tokens: int
+    usd_estimate: float | None
+    usd_upper_bound: float | None
+    price: dict[str, float] | None
+    min_cache_tokens: int
+
+    def usage(self) -> JudgeUsage:
+        return JudgeUsage(calls=self.calls, input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+                          cache_read_tokens=self.cache_read_tokens, cache_write_tokens=self.cache_write_tokens)
+
+
+def estimate_run(
+    cases: Iterable[TestCase],
+    rubric: "Rubric",
+    *,
+    mode: str | None = None,
+    model_id: str | None = None,
+    min_cache_tokens: int = DEFAULT_MIN_CACHE_TOKENS,
+) -> RunEstimate:
+    from fmquality.judges.bedrock import BedrockJudge  # the real request builder; no client is created
+
+    mode = mode or rubric.judge.mode
+    model_id = model_id or rubric.judge.model_id
+    builder = BedrockJudge(model_id)
+    seen_prefixes: set[str] = set()
+    by_dimension: Counter[str] = Counter()
+    totals = Counter()
+    case_count = needing = 0
+
+    def account(params: dict[str, Any], verdict_json: str) -> None:
+        tools = json.dumps(params["toolConfig"], sort_keys=True)
+        system = "".join(b.get("text", "") for b in params["system"] if "text" in b)
+        user = "".join(b["text"] for m in params["messages"] for b in m["content"])
+        prefix_tokens = estimate_tokens(tools) + estimate_tokens(system)
+        user_tokens = estimate_tokens(user)
+        if prefix_tokens >= min_cache_tokens:
+            key = tools + "\x1d" + system
+            if key in seen_prefixes:
+                totals["cache_read"] += prefix_tokens
+            else:
+                seen_prefixes.add(key)
+                totals["cache_write"] += prefix_tokens
+            totals["input"] += user_tokens
+        else:
+            totals["input"] += prefix_tokens + user_tokens
+        totals["output"] += estimate_tokens(verdict_json)
+        totals["calls"] += 1
+
+    for case in cases:
+        case_count += 1
+        plans = [plan_dimension(dimension_module(d), case, rubric) for d in DIMENSIONS]
+        requests = [p.request for p in plans if p.final is None and p.request is not None]
+        if not requests:
+            continue
+        needing += 1
+        totals["sub_scores"] += sum(len(r.sub_scores) for r in requests)
+        if mode == "combined":
+            prompt = build_combined_prompt(CombinedJudgeRequest(requests=requests), rubric)
+            verdict = {d: _typical_verdict(names) for d, names in prompt.sub_scores.items()}
+            account(builder.converse_params(prompt, rubric), json.dumps(verdict))
+            by_dimension["combined"] += 1
+        else:
+            for request in requests:
+                prompt = build_prompt(request, rubric)
+                account(builder.converse_params(prompt, rubric), json.dumps(_typical_verdict(prompt.sub_scores)))
+                by_dimension[request.dimension] += 1
+
+    calls = totals["calls"]
+    usage = JudgeUsage(calls=calls, input_tokens=totals["input"], output_tokens=totals["output"],
+                       cache_read_tokens=totals["cache_read"], cache_write_tokens=totals["cache_write"])
+    worst = usage.model_copy(update={"output_tokens": calls * rubric.judge.max_tokens})
+    price = rubric.judge.price_for(model_id)
+    return RunEstimate(
+        cases=case_count,
+        judge_mode=mode,
+        model_id=model_id,
+        rubric_version=rubric.version,
+        cases_needing_judge=needing,
+        calls=calls,
+        calls_per_case=round(calls / case_count, 3) if case_count else 0.0,
+        calls_by_dimension=dict(by_dimension),
+        sub_scores_judged=totals["sub_scores"],
+        input_tokens=usage.input_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        output_tokens=usage.output_tokens,
+        max_output_tokens=worst.output_tokens,
+        usd_estimate=round(cost_usd(usage, price), 4) if price else None,
+        usd_upper_bound=round(cost_usd(worst, price), 4) if price else None,
+        price=price.model_dump() if price else None,
+        min_cache_tokens=min_cache_tokens,
+    )
+
+
+def format_estimate(estimate: RunEstimate) -> str:
+    e = estimate
+    dims = ", ".join(f"{d} {n}" for d, n in sorted(e.calls_by_dimension.items())) or "none"
+    lines = [
+        f"estimate for {e.cases} cases: judge mode {e.judge_mode}, model {e.model_id}, rubric {e.rubric_version}",
+        f"judge calls: {e.calls} ({e.calls_per_case:.2f} per case; {dims}); "
+        f"{e.cases - e.cases_needing_judge} case(s) fully settled by the checks; "
+        f"{e.sub_scores_judged} sub-scores left to the judge",
+        f"input tokens: {e.input_tokens:,} uncached + {e.cache_write_tokens:,} cache write + "
+        f"{e.cache_read_tokens:,} cache read (prefixes of {e.min_cache_tokens:,}+ tokens cached)",
+        f"output tokens: ~{e.output_tokens:,} expected, at most {e.max_output_tokens:,} (max_tokens per call)",
+    ]
+    if e.usd_estimate is None:
+        lines.append(f"cost: no price for {e.model_id} in the rubric's judge.prices")
+    else:
+        p = e.price or {}
+        lines.append(
+            f"cost: ~${e.usd_estimate:,.4f} expected, at most ${e.usd_upper_bound:,.4f} "
+            f"(USD per 1M tokens: input {p['input']}, output {p['output']}, cache read {p['cache_read']}, "
+            f"cache write {p['cache_write']}; check them against the current Bedrock price list)"
+        )
+    lines.append("tokens are estimated at ~4 characters per token; verdicts already in the cache would cost nothing")
+    return "\n".join(lines)

@@ -11,6 +11,7 @@ This module imports pydantic only (no aws_cdk), so tests and the local engine ca
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -139,6 +140,50 @@ class AlarmConfig(_Strict):
         return self
 
 
+class JudgeQuota(_Strict):
+    """The Bedrock quota the judge runs under, from which the Map's MaxConcurrency is derived."""
+
+    # The account's on-demand "requests per minute" quota for the judge model in the region (Service
+    # Quotas, Amazon Bedrock). Share it with other users of the model by lowering utilization_target.
+    requests_per_minute: int = Field(gt=0)
+    # Share of the quota the gate aims to use: headroom for latency spread and other callers; the
+    # scorers' JudgeThrottled retries absorb the rest.
+    utilization_target: float = Field(default=0.8, gt=0.0, le=1.0)
+    # Judge calls per item: 4 at most (one per dimension); report.json's judge_usage.calls_per_case
+    # gives the measured value (the checks settle many sub-scores; the golden set needs 2.96).
+    calls_per_case: float = Field(default=4.0, gt=0.0, le=4.0)
+    # Typical (median) latency of one judge call, in seconds.
+    seconds_per_call: float = Field(default=3.0, gt=0.0, le=300.0)
+
+
+MAX_CONCURRENCY_LIMIT = 1000  # our bound (the Distributed Map allows 10,000 children at once)
+DEFAULT_MAX_CONCURRENCY = 10
+
+
+def derive_max_concurrency(
+    requests_per_minute: float,
+    calls_per_case: float,
+    seconds_per_call: float,
+    utilization_target: float = 0.8,
+    upper: int = MAX_CONCURRENCY_LIMIT,
+) -> int:
+    """Map children (items) to run at once so the judge calls stay under the quota.
+
+    Little's law: to sustain ``rpm * utilization_target / 60`` calls per second when each call takes
+    ``seconds_per_call``, ``rpm * utilization_target / 60 * seconds_per_call`` calls must be in flight.
+    An item runs its four scorers in parallel (the Parallel state), so one item holds
+    ``calls_per_case`` calls in flight for about ``seconds_per_call``. Hence
+
+        max_concurrency = floor(rpm * utilization_target * seconds_per_call / (60 * calls_per_case))
+
+    clamped to [1, upper]. Example: 600 rpm, 0.8, 3 s per call, 4 calls per item -> 6 items.
+    """
+    if requests_per_minute <= 0 or calls_per_case <= 0 or seconds_per_call <= 0 or utilization_target <= 0:
+        raise ValueError("quota, calls per case, seconds per call and utilization must be positive")
+    items = requests_per_minute * utilization_target * seconds_per_call / (60.0 * calls_per_case)
+    return max(1, min(upper, math.floor(items + 1e-9)))
+
+
 class FmQualityConfig(_Strict):
     env_name: str = Field(pattern=r"^[a-z][a-z0-9-]{1,15}$")
     # A foundation-model id ("anthropic.claude-...") or a cross-region inference-profile id ("us.anthropic...").
@@ -152,7 +197,10 @@ class FmQualityConfig(_Strict):
     catalog_key: str | None = "datasets/mangaassist/catalog.json"
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     release_event_source: str = Field(default="mangaassist.release", min_length=1)
-    max_concurrency: int = Field(default=10, ge=1, le=1000)
+    # The Map's MaxConcurrency. Set it to pin a value (the override); leave it out and set judge_quota
+    # to derive it from the quota (derive_max_concurrency); with neither, 10.
+    max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1, le=MAX_CONCURRENCY_LIMIT)
+    judge_quota: JudgeQuota | None = None
     tolerated_failure_percentage: float = Field(default=5.0, ge=0.0, le=100.0)
     alarms: AlarmConfig = Field(default_factory=AlarmConfig)
     alert_email: str | None = None
@@ -160,6 +208,30 @@ class FmQualityConfig(_Strict):
     log_retention_days: Literal[7, 14, 30, 60, 90, 180, 365] = 30
     # runs/<run_id>/ objects (items, results, reports) expire after this many days.
     run_artifacts_retention_days: int = Field(default=400, ge=30)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_max_concurrency(cls, data: Any) -> Any:
+        """An explicit max_concurrency wins; otherwise a judge_quota derives it."""
+        if not isinstance(data, dict) or data.get("max_concurrency") is not None:
+            return data
+        quota = data.get("judge_quota")
+        if quota is None:
+            return {k: v for k, v in data.items() if k != "max_concurrency"}  # null means the default
+        try:
+            quota = quota if isinstance(quota, JudgeQuota) else JudgeQuota.model_validate(quota)
+        except ValidationError:
+            return data  # the field validation reports the bad quota
+        return {**data, "max_concurrency": derive_max_concurrency(
+            quota.requests_per_minute, quota.calls_per_case, quota.seconds_per_call, quota.utilization_target)}
+
+    @property
+    def derived_max_concurrency(self) -> int | None:
+        """What judge_quota alone would give (None without a quota), whatever max_concurrency is."""
+        q = self.judge_quota
+        if q is None:
+            return None
+        return derive_max_concurrency(q.requests_per_minute, q.calls_per_case, q.seconds_per_call, q.utilization_target)
 
     @field_validator("judge_model_id")
     @classmethod

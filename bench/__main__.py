@@ -1,0 +1,248 @@
+"""`make bench` (`python -m bench`): judge throughput and cost against the local Bedrock stand-in.
+
+The same workload (the golden dataset with its catalog) runs against ``bench.standin`` with a
+realistic latency (300 ms per call) and quota (20 requests per second, the bucket holding one
+second's worth), four ways:
+
+  (a) per_dimension      our BedrockJudge through the direct engine: at most one call per dimension
+                         per case, adaptive (AIMD) concurrency, full-jitter retries, verdict cache on
+  (a') cache_rerun       (a) again with the verdict cache warm: no call expected
+  (b) combined           the same with one call per case for every open dimension
+  (c) naive              bench/naive.py: one call per sub-score (15 per case), one call at a time,
+                         on a subset of the cases; its wall time is extrapolated to the whole set
+
+and writes bench/results.json. Not part of `make test`. See the README for the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "lambdas"))
+
+from bench.naive import NaiveEvaluator  # noqa: E402
+from bench.standin import BedrockStandin  # noqa: E402
+from fmquality.dataset import load_catalog, load_dataset  # noqa: E402
+from fmquality.evaluate import evaluate_cases  # noqa: E402
+from fmquality.judges.bedrock import BedrockJudge  # noqa: E402
+from fmquality.judges.cache import CachingJudge, LocalVerdictStore  # noqa: E402
+from fmquality.judges.concurrency import AimdController  # noqa: E402
+from fmquality.report import build_report  # noqa: E402
+from fmquality.rubric import load_rubric  # noqa: E402
+
+TARGETS = {
+    "utilization_min": 0.9,
+    "calls_per_case_max_per_dimension": 4.0,
+    "calls_per_case_max_combined": 1.0,
+    "cache_rerun_calls": 0,
+    "speedup_vs_naive_min": 20.0,
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", default=str(ROOT / "datasets/mangaassist/golden.jsonl"))
+    p.add_argument("--catalog", default=str(ROOT / "datasets/mangaassist/catalog.json"))
+    p.add_argument("--latency-ms", type=float, default=300.0, help="stand-in latency per call (default 300)")
+    p.add_argument("--rps", type=float, default=20.0, help="stand-in quota, requests per second (default 20)")
+    p.add_argument("--burst", type=float, default=None, help="request bucket size (default: one second's worth)")
+    p.add_argument("--concurrency", type=int, default=8, help="where the AIMD controller starts (default 8)")
+    p.add_argument("--max-concurrency", type=int, default=64)
+    p.add_argument("--naive-cases", type=int, default=20,
+                   help="cases the naive evaluator runs (evenly spaced; 0 = all, about 12 minutes)")
+    p.add_argument("--limit", type=int, default=0, help="use only the first N cases (quick runs)")
+    p.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
+    return p
+
+
+def _quota_bound(calls: int, rps: float, burst: float) -> float:
+    """The shortest time the quota allows for ``calls``: the bucket starts full (``burst`` calls at
+    once), then refills at ``rps``."""
+    return round(max(0.0, calls - burst) / rps, 3)
+
+
+def run_engine(label: str, cases, rubric, judge, standin: BedrockStandin, args, mode: str) -> dict[str, Any]:
+    standin.reset()
+    standin.set_quota(requests_per_second=args.rps, burst=args.burst)  # a full bucket for every mode
+    controller = AimdController(args.concurrency, maximum=args.max_concurrency)
+    started = time.perf_counter()
+    results = evaluate_cases(cases, rubric, judge, run_id=f"bench-{label}", concurrency=args.concurrency,
+                             mode=mode, controller=controller)
+    wall = time.perf_counter() - started
+    stats = standin.stats()
+    report = build_report(results, rubric, run_id=f"bench-{label}", dataset=args.dataset, judge="bedrock",
+                          judge_model_id=judge.model_id)
+    ids = [r.test_id for r in results]
+    admitted = stats["ok"]
+    burst = args.burst or max(1.0, args.rps)
+    return {
+        "cases": len(results),
+        "wall_s": round(wall, 3),
+        "judge_calls": admitted,
+        "calls_per_case": round(admitted / len(results), 3),
+        "throttled": stats["throttled"],
+        "requests": stats["requests"],
+        "unscored": sum(1 for r in results if r.status != "scored"),
+        "lost": len({c.test_id for c in cases} - set(ids)),
+        "double_counted": len(ids) - len(set(ids)),
+        "quota_bound_s": _quota_bound(admitted, args.rps, burst),
+        "recorded_judge_attempts": report.judge_usage.calls,
+        "cached_verdicts": report.judge_usage.cached_verdicts,
+        "input_tokens": report.judge_usage.input_tokens,
+        "output_tokens": report.judge_usage.output_tokens,
+        "cache_read_tokens": report.judge_usage.cache_read_tokens,
+        "cache_write_tokens": report.judge_usage.cache_write_tokens,
+        "usd_estimate": report.judge_usage.usd_estimate,
+        "max_in_flight": stats["max_in_flight"],
+        "controller": controller.snapshot(),
+    }
+
+
+def run_naive(cases, rubric, standin: BedrockStandin, args, model_id: str, total_cases: int) -> dict[str, Any]:
+    standin.reset()
+    standin.set_quota(requests_per_second=args.rps, burst=args.burst)
+    if args.naive_cases and args.naive_cases < len(cases):
+        step = len(cases) / args.naive_cases
+        subset = [cases[int(i * step)] for i in range(args.naive_cases)]
+    else:
+        subset = list(cases)
+    naive = NaiveEvaluator(standin.client(), model_id, rubric)
+    started = time.perf_counter()
+    outcomes = [naive.evaluate(case) for case in subset]
+    wall = time.perf_counter() - started
+    stats = standin.stats()
+    per_case = wall / len(subset)
+    calls_per_case = stats["ok"] / len(subset)
+    scale = total_cases / len(subset)
+    from fmquality.judges.pricing import usd_estimate
+    from fmquality.models import JudgeUsage
+
+    usage = JudgeUsage(calls=stats["ok"], input_tokens=stats["input_tokens"], output_tokens=stats["output_tokens"],
+                       cache_read_tokens=stats["cache_read_tokens"], cache_write_tokens=stats["cache_write_tokens"])
+    measured_usd = usd_estimate(usage, rubric, model_id)
+    burst = args.burst or max(1.0, args.rps)
+    extrapolated = len(subset) < total_cases
+    return {
+        "cases": total_cases,
+        "wall_s": round(per_case * total_cases, 3),
+        "judge_calls": round(calls_per_case * total_cases) if extrapolated else stats["ok"],
+        "calls_per_case": round(calls_per_case, 3),
+        "throttled": stats["throttled"],
+        "unscored": sum(1 for o in outcomes if o["unscored"]),
+        "quota_bound_s": _quota_bound(round(calls_per_case * total_cases), args.rps, burst),
+        "input_tokens": round(stats["input_tokens"] * scale),
+        "output_tokens": round(stats["output_tokens"] * scale),
+        "usd_estimate": None if measured_usd is None else round(measured_usd * scale, 4),
+        "extrapolated": extrapolated,
+        "measured": {
+            "cases": len(subset),
+            "selection": f"{len(subset)} evenly spaced cases of the {total_cases} (every {len(cases) / len(subset):.2f}th)",
+            "wall_s": round(wall, 3),
+            "judge_calls": stats["ok"],
+            "wall_s_per_case": round(per_case, 4),
+        },
+    }
+
+
+def warm_up(case, rubric) -> None:
+    """The first case's checks load lazy resources (romanization and segmentation tables, ~0.3 s):
+    done once before any timing, as in any long-lived process."""
+    from fmquality.dimensions import dimension_module
+    from fmquality.dimensions.base import plan_dimension
+    from fmquality.models import DIMENSIONS
+
+    for dimension in DIMENSIONS:
+        plan_dimension(dimension_module(dimension), case, rubric)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    rubric = load_rubric()
+    loaded = load_dataset(args.dataset, load_catalog(args.catalog) if args.catalog else None)
+    if loaded.errors:
+        print(f"{len(loaded.errors)} invalid line(s) in {args.dataset}", file=sys.stderr)
+        return 2
+    cases = loaded.cases[: args.limit] if args.limit else loaded.cases
+    model_id = rubric.judge.model_id
+    latency = args.latency_ms / 1000.0
+    warm_up(cases[0], rubric)
+    results: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    with BedrockStandin(latency_s=latency, requests_per_second=args.rps, burst=args.burst, keep_bodies=False,
+                        max_lifetime_s=1800) as standin, tempfile.TemporaryDirectory(prefix="fmq-bench-") as tmp:
+        client = standin.client(max_pool_connections=args.max_concurrency + 8, read_timeout=30)
+
+        def judge(cache_folder: str) -> CachingJudge:
+            # The CLI's default set-up for Bedrock: the real judge behind the local verdict cache.
+            return CachingJudge(BedrockJudge(model_id, client), LocalVerdictStore(Path(tmp) / cache_folder))
+
+        per_dimension = judge("per_dimension")
+        print(f"(a) per_dimension: {len(cases)} cases ...", flush=True)
+        results["per_dimension"] = run_engine("per-dimension", cases, rubric, per_dimension, standin, args,
+                                              "per_dimension")
+        print(f"    {results['per_dimension']['wall_s']} s", flush=True)
+        print("(a') per_dimension again, verdict cache warm ...", flush=True)
+        results["per_dimension_cache_rerun"] = run_engine("cache-rerun", cases, rubric, per_dimension, standin,
+                                                          args, "per_dimension")
+        print(f"    {results['per_dimension_cache_rerun']['wall_s']} s", flush=True)
+        print("(b) combined ...", flush=True)
+        results["combined"] = run_engine("combined", cases, rubric, judge("combined"), standin, args, "combined")
+        print(f"    {results['combined']['wall_s']} s", flush=True)
+        print(f"(c) naive on {args.naive_cases or len(cases)} cases ...", flush=True)
+        results["naive"] = run_naive(cases, rubric, standin, args, model_id, len(cases))
+        print(f"    {results['naive']['measured']['wall_s']} s measured", flush=True)
+
+    a, naive = results["per_dimension"], results["naive"]
+    utilization = round(a["quota_bound_s"] / a["wall_s"], 3)
+    speedup = round(naive["wall_s"] / a["wall_s"], 2)
+    rerun_calls = results["per_dimension_cache_rerun"]["requests"]
+    out = {
+        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])]),
+        "workload": {
+            "dataset": str(Path(args.dataset).relative_to(ROOT)) if Path(args.dataset).is_relative_to(ROOT) else args.dataset,
+            "cases": len(cases),
+            "judge_model_id": model_id,
+            "latency_ms": args.latency_ms,
+            "quota_rps": args.rps,
+            "burst": args.burst or max(1.0, args.rps),
+            "initial_concurrency": args.concurrency,
+            "max_concurrency": args.max_concurrency,
+            "quota_bound_s": "max(0, judge_calls - burst) / quota_rps: the bucket starts full, then refills",
+            "judge_calls": "calls the quota admitted (HTTP 200); throttled 429s are counted apart",
+            "naive": "one call per sub-score (15 per case), one at a time, no checks, no cache; run on a subset "
+                     "and extrapolated per case" if naive["extrapolated"] else "all cases",
+        },
+        "modes": results,
+        "utilization": utilization,
+        "speedup_vs_naive": speedup,
+        "cache_rerun_calls": rerun_calls,
+        "targets": {
+            "utilization >= 0.9": utilization >= TARGETS["utilization_min"],
+            "per_dimension unscored == 0 and nothing lost": a["unscored"] == 0 and a["lost"] == 0
+            and a["double_counted"] == 0,
+            "per_dimension calls_per_case <= 4": a["calls_per_case"] <= TARGETS["calls_per_case_max_per_dimension"],
+            "combined calls_per_case <= 1": results["combined"]["calls_per_case"]
+            <= TARGETS["calls_per_case_max_combined"],
+            "cache_rerun_calls == 0": rerun_calls == TARGETS["cache_rerun_calls"],
+            "speedup_vs_naive >= 20": speedup >= TARGETS["speedup_vs_naive_min"],
+        },
+        "bench_wall_s": round(time.perf_counter() - t0, 1),
+    }
+    Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: out[k] for k in ("utilization", "speedup_vs_naive", "cache_rerun_calls", "targets")},
+                     indent=2))
+    print(f"wrote {args.out}")
+    return 0 if all(out["targets"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

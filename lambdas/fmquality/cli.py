@@ -136,43 +136,54 @@ def write_outputs(out: Path, results, report, rubric) -> None:
     (out / "report.html").write_text(render_html(report, results, rubric.gate.min_pass_rate), encoding="utf-8")
 
 
-def cmd_run(args) -> int:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+def _load_inputs(args, with_baseline: bool = False):
+    """The rubric, the validated dataset and (optionally) the baseline report. On bad input every
+    problem is printed and None is returned; with --skip-invalid, bad lines are printed and skipped."""
     from fmquality.dataset import DatasetError, load_catalog, load_dataset
-    from fmquality.evaluate import evaluate_cases
-    from fmquality.report import build_report, gate_summary, load_report
+    from fmquality.report import load_report
     from fmquality.rubric import RubricError, load_rubric
 
-    out = Path(args.out)
-    console = Console(stderr=False, quiet=args.quiet)
     try:
         rubric = load_rubric(args.rubric)
         catalog = load_catalog(args.catalog) if args.catalog else None
         loaded = load_dataset(args.dataset, catalog)
-        baseline = load_report(args.baseline) if args.baseline else None
+        baseline = load_report(args.baseline) if with_baseline and args.baseline else None
     except (RubricError, DatasetError, ValueError) as exc:
         _err(f"error: {exc}")
         for line_error in getattr(exc, "errors", []):
             _err(f"  {line_error}")
-        return EXIT_BAD_INPUT
+        return None
+    for line_error in loaded.errors:
+        _err(f"{line_error}")
+    if loaded.errors and not args.skip_invalid:
+        _err(f"error: {len(loaded.errors)} invalid line(s) in {args.dataset}; nothing evaluated "
+             "(use --skip-invalid to evaluate the valid lines)")
+        return None
+    if not loaded.cases:
+        _err("error: no valid test case in the dataset")
+        return None
+    return rubric, loaded, baseline
 
+
+def cmd_run(args) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from fmquality.evaluate import evaluate_cases
+    from fmquality.report import build_report, gate_summary
+
+    out = Path(args.out)
+    console = Console(stderr=False, quiet=args.quiet)
+    inputs = _load_inputs(args, with_baseline=True)
+    if inputs is None:
+        return EXIT_BAD_INPUT
+    rubric, loaded, baseline = inputs
     if loaded.errors:
-        for line_error in loaded.errors:
-            _err(f"{line_error}")
-        if not args.skip_invalid:
-            _err(f"error: {len(loaded.errors)} invalid line(s) in {args.dataset}; nothing evaluated "
-                 "(use --skip-invalid to evaluate the valid lines)")
-            return EXIT_BAD_INPUT
         out.mkdir(parents=True, exist_ok=True)
         with (out / "rejected.jsonl").open("w", encoding="utf-8") as fh:
             for line_error in loaded.errors:
                 fh.write(json.dumps(line_error.model_dump(), ensure_ascii=False) + "\n")
         _err(f"skipped {len(loaded.errors)} invalid line(s): see {out / 'rejected.jsonl'}")
-    if not loaded.cases:
-        _err("error: no valid test case to evaluate")
-        return EXIT_BAD_INPUT
 
     if args.engine == "stepfunctions-local":
         if args.judge_script:
@@ -269,28 +280,12 @@ def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
 
 
 def cmd_estimate(args) -> int:
-    from fmquality.dataset import DatasetError, load_catalog, load_dataset
     from fmquality.estimate import estimate_run, format_estimate
-    from fmquality.rubric import RubricError, load_rubric
 
-    try:
-        rubric = load_rubric(args.rubric)
-        catalog = load_catalog(args.catalog) if args.catalog else None
-        loaded = load_dataset(args.dataset, catalog)
-    except (RubricError, DatasetError, ValueError) as exc:
-        _err(f"error: {exc}")
-        for line_error in getattr(exc, "errors", []):
-            _err(f"  {line_error}")
+    inputs = _load_inputs(args)
+    if inputs is None:
         return EXIT_BAD_INPUT
-    if loaded.errors:
-        for line_error in loaded.errors:
-            _err(f"{line_error}")
-        if not args.skip_invalid:
-            _err(f"error: {len(loaded.errors)} invalid line(s) in {args.dataset} (use --skip-invalid)")
-            return EXIT_BAD_INPUT
-    if not loaded.cases:
-        _err("error: no valid test case to estimate")
-        return EXIT_BAD_INPUT
+    rubric, loaded, _ = inputs
     estimate = estimate_run(loaded.cases, rubric, mode=args.judge_mode, model_id=args.judge_model_id,
                             min_cache_tokens=args.min_cache_tokens)
     print(estimate.model_dump_json(indent=2) if args.json else format_estimate(estimate))

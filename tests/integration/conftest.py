@@ -11,6 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from fmquality.adapters.dynamodb import create_evaluation_table
 from moto_env import BUCKET, BUS, TABLE, FakeLambdaContext
 
 
@@ -39,18 +40,7 @@ def aws(monkeypatch):
 
         handlers.reset_caches()
         ddb = boto3.client("dynamodb")
-        ddb.create_table(
-            TableName=TABLE,
-            BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "gsi1pk", "gsi1sk")],
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-            GlobalSecondaryIndexes=[{
-                "IndexName": "gsi1",
-                "KeySchema": [{"AttributeName": "gsi1pk", "KeyType": "HASH"}, {"AttributeName": "gsi1sk", "KeyType": "RANGE"}],
-                "Projection": {"ProjectionType": "ALL"},
-            }],
-        )
-        ddb.update_time_to_live(TableName=TABLE, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
+        create_evaluation_table(ddb, TABLE)
         s3 = boto3.client("s3")
         s3.create_bucket(Bucket=BUCKET)
         events = boto3.client("events")

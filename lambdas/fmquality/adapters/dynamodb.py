@@ -80,6 +80,24 @@ def _unmarshal(item: dict[str, Any]) -> dict[str, Any]:
     return {k: from_dynamo_value(_deserializer.deserialize(v)) for k, v in item.items()}
 
 
+def create_evaluation_table(boto3_client: Any, table_name: str) -> None:
+    """The table layout the adapter expects (pk/sk, GSI gsi1, TTL expires_at), for embedded AWS: the
+    local engine and the moto tests. infra/constructs/storage.py declares the same layout for AWS."""
+    boto3_client.create_table(
+        TableName=table_name,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "gsi1pk", "gsi1sk")],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        GlobalSecondaryIndexes=[{
+            "IndexName": GSI1,
+            "KeySchema": [{"AttributeName": "gsi1pk", "KeyType": "HASH"}, {"AttributeName": "gsi1sk", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "ALL"},
+        }],
+    )
+    boto3_client.update_time_to_live(TableName=table_name,
+                                     TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"})
+
+
 class EvaluationTable:
     def __init__(self, table_name: str, boto3_client: Any = None) -> None:
         if boto3_client is None:

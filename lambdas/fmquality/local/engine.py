@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fmquality.adapters.dynamodb import create_evaluation_table
 from fmquality.local.moto_hooks import compressed_retry_waits, route_lambda_invocations
 
 LAMBDAS_DIR = Path(__file__).resolve().parents[2]
@@ -240,20 +241,6 @@ def _prepare_process_env() -> None:
         sys.path.insert(0, str(LAMBDAS_DIR))
 
 
-def _create_table(dynamodb) -> None:
-    dynamodb.create_table(
-        TableName=TABLE_NAME,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk", "gsi1pk", "gsi1sk")],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        GlobalSecondaryIndexes=[{
-            "IndexName": "gsi1",
-            "KeySchema": [{"AttributeName": "gsi1pk", "KeyType": "HASH"}, {"AttributeName": "gsi1sk", "KeyType": "RANGE"}],
-            "Projection": {"ProjectionType": "ALL"},
-        }],
-    )
-
-
 def _failed_state(sfn, execution_arn: str) -> str | None:
     events = sfn.get_execution_history(executionArn=execution_arn)["events"]
     entered = [e["stateEnteredEventDetails"]["name"] for e in events if e["type"].endswith("StateEntered")]
@@ -311,7 +298,7 @@ def run_local_execution(
         client = session.client
         s3, sfn = client("s3"), client("stepfunctions")
         s3.create_bucket(Bucket=BUCKET_NAME)
-        _create_table(client("dynamodb"))
+        create_evaluation_table(client("dynamodb"), TABLE_NAME)
         client("events").create_event_bus(Name=EVENT_BUS_NAME)
         role_arn = client("iam").create_role(
             RoleName="fmquality-local", AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []})

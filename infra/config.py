@@ -121,8 +121,25 @@ class ScheduleConfig(_Strict):
         return value
 
 
+# The rubric whose per-intent thresholds the dimension alarms default to. Read as YAML: infra/ never
+# imports lambdas/, and the rubric file is data.
+RUBRIC_PATH = PROJECT_ROOT / "datasets" / "rubrics" / "mangaassist-v1.yaml"
+
+
+def rubric_intent_thresholds(path: Path = RUBRIC_PATH) -> dict[str, float]:
+    import yaml
+
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return {intent: float(rule["threshold"]) for intent, rule in raw["intents"].items()}
+
+
 class AlarmConfig(_Strict):
+    # Explicit rules (thresholds and run counts) for some intent/dimension pairs.
     dimension_alarms: list[DimensionAlarm] = Field(default_factory=_default_dimension_alarms)
+    # Every other intent/dimension pair alarms below the rubric's threshold for its intent after
+    # this many runs; false limits the alarms to dimension_alarms.
+    alarm_every_intent_dimension: bool = True
+    default_alarm_runs: int = Field(default=1, ge=1, le=7)
     batch_pass_rate_threshold: float = Field(default=0.90, gt=0.0, le=1.0)
     # Sum of JudgeThrottles over 5 minutes at or above this raises the alarm.
     judge_throttles_threshold: int = Field(default=10, ge=1)
@@ -138,6 +155,21 @@ class AlarmConfig(_Strict):
                 raise ValueError(f"dimension_alarms lists {alarm.intent}/{alarm.dimension} twice")
             seen.add(key)
         return self
+
+    def effective_dimension_alarms(self, thresholds: dict[str, float] | None = None) -> list[DimensionAlarm]:
+        """The configured rules, plus (unless turned off) one per remaining intent/dimension pair at the
+        rubric's item threshold for that intent."""
+        rules = list(self.dimension_alarms)
+        if not self.alarm_every_intent_dimension:
+            return rules
+        thresholds = thresholds if thresholds is not None else rubric_intent_thresholds()
+        configured = {(a.intent, a.dimension) for a in rules}
+        for intent in INTENTS:
+            for dimension in DIMENSIONS:
+                if (intent, dimension) not in configured:
+                    rules.append(DimensionAlarm(intent=intent, dimension=dimension,
+                                                threshold=thresholds[intent], runs=self.default_alarm_runs))
+        return rules
 
 
 class JudgeQuota(_Strict):

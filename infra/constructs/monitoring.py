@@ -91,7 +91,7 @@ class Monitoring(Construct):
 
         # ---- Quality per intent x dimension (config; defaults: recommendation relevance < 0.75 for
         # 3 runs, faq factual_accuracy < 0.85 for 1 run).
-        for rule in config.alarms.dimension_alarms:
+        for rule in config.alarms.effective_dimension_alarms():
             add(
                 cloudwatch.Alarm(
                     self,

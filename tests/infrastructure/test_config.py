@@ -127,3 +127,15 @@ def test_the_app_entry_point_writes_a_cloud_assembly(tmp_path):
     names = {p.name for p in tmp_path.glob("*.template.json")}
     assert {"MangaAssistQuality-dev-Evaluation.template.json", "MangaAssistQuality-dev-Pipeline.template.json"} <= names
     assert (tmp_path / "manifest.json").is_file()
+
+
+def test_every_intent_and_dimension_alarms_at_the_rubric_threshold_unless_configured(raw):
+    config = parse_config(raw)
+    rules = {(a.intent, a.dimension): a for a in config.alarms.effective_dimension_alarms()}
+    assert len(rules) == 32
+    assert (rules[("chitchat", "fluency")].threshold, rules[("chitchat", "fluency")].runs) == (0.70, 1)
+    assert (rules[("order_tracking", "consistency")].threshold) == 0.90
+    assert rules[("recommendation", "relevance")].runs == 3  # the configured rule wins
+    raw["alarms"]["alarm_every_intent_dimension"] = False
+    only = parse_config(raw).alarms.effective_dimension_alarms()
+    assert {(a.intent, a.dimension) for a in only} == {("recommendation", "relevance"), ("faq", "factual_accuracy")}

@@ -340,8 +340,9 @@ def test_every_bucket_refuses_plain_http(evaluation_template):
 
 
 def test_dimension_alarms_follow_the_configuration(template, synth):
-    assert synth.config.alarms.dimension_alarms
-    for rule in synth.config.alarms.dimension_alarms:
+    rules = synth.config.alarms.effective_dimension_alarms()
+    assert len({(r.intent, r.dimension) for r in rules}) == 8 * 4  # every intent and dimension
+    for rule in rules:
         template.has_resource_properties(
             "AWS::CloudWatch::Alarm",
             {

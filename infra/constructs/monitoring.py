@@ -3,7 +3,8 @@
 Metrics (namespace MangaAssist/Evaluation). The Aggregate Lambda publishes once per run with
 put_metric_data: CompositeScore, DimensionScore_<dimension>, QualityGateResult with the single
 dimension Intent; BatchPassRate, BatchAvg_<dimension>, UnscoredCases without dimensions. The scorers
-emit JudgeThrottles, JudgeCalls, JudgeInputTokens, JudgeOutputTokens (EMF, no dimensions).
+emit JudgeThrottles, JudgeCalls, JudgeCachedVerdicts, JudgeInputTokens, JudgeOutputTokens (EMF,
+no dimensions).
 
 Run metrics arrive once per run, not continuously: the alarms treat missing data as "ignore" so a
 week without runs keeps the last state instead of flapping to INSUFFICIENT_DATA or OK.
@@ -266,6 +267,7 @@ class Monitoring(Construct):
             cloudwatch.GraphWidget(
                 title="Judge calls, throttles and tokens",
                 left=[run_metric("JudgeCalls", period=day, statistic="Sum"),
+                      run_metric("JudgeCachedVerdicts", period=day, statistic="Sum"),
                       run_metric("JudgeThrottles", period=day, statistic="Sum")],
                 right=[run_metric("JudgeInputTokens", period=day, statistic="Sum"),
                        run_metric("JudgeOutputTokens", period=day, statistic="Sum")],

@@ -41,6 +41,8 @@ def score(event: ScoreEvent, env: ScorerEnv) -> DimensionScore:
     metrics.add_metric(name="JudgeCalls", unit=MetricUnit.Count, value=result.judge_calls)
     metrics.add_metric(name="JudgeInputTokens", unit=MetricUnit.Count, value=result.usage.input_tokens)
     metrics.add_metric(name="JudgeOutputTokens", unit=MetricUnit.Count, value=result.usage.output_tokens)
+    # Verdicts served by the cache: JudgeCalls is 0 for them, so this shows the cache working.
+    metrics.add_metric(name="JudgeCachedVerdicts", unit=MetricUnit.Count, value=result.usage.cached_verdicts)
     if result.status == "unscored":
         logger.warning("dimension unscored", extra={"reason": result.unscored_reason})
     return result

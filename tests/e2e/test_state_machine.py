@@ -198,7 +198,7 @@ def _alarm_metrics(template: dict[str, Any]) -> set[tuple[str, tuple[tuple[str, 
 
 # Emitted by the scorers as EMF log lines (CloudWatch turns them into metrics from the logs);
 # moto does not, so only the metrics the Aggregate step publishes with PutMetricData are read back.
-EMF_METRICS = {"JudgeThrottles", "JudgeCalls", "JudgeInputTokens", "JudgeOutputTokens"}
+EMF_METRICS = {"JudgeThrottles", "JudgeCalls", "JudgeInputTokens", "JudgeOutputTokens", "JudgeCachedVerdicts"}
 
 
 def test_published_metrics_are_the_ones_the_alarms_watch(evaluation_template, tmp_path):

@@ -50,8 +50,10 @@ def test_score_dimension_returns_a_valid_dimension_score(run, lambda_context, mo
     directive = emf["_aws"]["CloudWatchMetrics"][0]
     assert directive["Namespace"] == "MangaAssist/Evaluation"
     assert directive["Dimensions"] == [[]]
-    assert {m["Name"] for m in directive["Metrics"]} >= {"JudgeCalls", "JudgeInputTokens", "JudgeOutputTokens"}
+    assert {m["Name"] for m in directive["Metrics"]} >= {"JudgeCalls", "JudgeInputTokens", "JudgeOutputTokens",
+                                                         "JudgeCachedVerdicts"}
     assert _values(emf, "JudgeCalls") == [score.judge_calls]
+    assert _values(emf, "JudgeCachedVerdicts") == [score.usage.cached_verdicts]
 
 
 def test_the_scripted_judge_does_not_override_the_checks(run, lambda_context, monkeypatch):

@@ -135,7 +135,10 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
         finished_at=report.finished_at,
         execution_arn=event.execution_arn,
     )
-    a.metrics.put(run_metric_data(report, results, rubric.gate.min_pass_rate))
+    # A retried Aggregate (failed after publishing) must not count the run twice in the alarms.
+    if not run.get("metrics_published"):
+        a.metrics.put(run_metric_data(report, results, rubric.gate.min_pass_rate))
+        a.table.complete_run(event.run_id, metrics_published=True)
     a.events.evaluation_completed(
         {
             "run_id": event.run_id,

@@ -49,13 +49,13 @@ def _sent_events(aws) -> list[dict]:
     return [json.loads(m["Body"]) for m in messages]
 
 
-def _metric_values(aws, name: str, dimensions: list[dict] | None = None) -> list[float]:
+def _metric_values(aws, name: str, dimensions: list[dict] | None = None, stat: str = "Average") -> list[float]:
     now = datetime.now(timezone.utc)
     response = aws.cloudwatch.get_metric_data(
         MetricDataQueries=[{
             "Id": "m1",
             "MetricStat": {"Metric": {"Namespace": NAMESPACE, "MetricName": name, "Dimensions": dimensions or []},
-                           "Period": 60, "Stat": "Average"},
+                           "Period": 60, "Stat": stat},
         }],
         StartTime=now - timedelta(hours=1),
         EndTime=now + timedelta(hours=1),
@@ -150,6 +150,16 @@ def test_aggregate_publishes_metrics_per_intent_and_per_run(aws, lambda_context)
     assert _metric_values(aws, "BatchPassRate") == [pytest.approx(out["pass_rate"])]
     assert _metric_values(aws, "BatchAvg_relevance") == [pytest.approx(0.75)]
     assert _metric_values(aws, "UnscoredCases") == [1.0]
+
+
+def test_a_retried_aggregate_publishes_the_run_metrics_once(aws, lambda_context):
+    prepared = _prepare(aws, lambda_context, "run-twice")
+    _score(lambda_context, prepared, CASES[0], 1.0)
+    first = _aggregate(lambda_context, prepared)
+    second = _aggregate(lambda_context, prepared)
+    assert first == second
+    assert _metric_values(aws, "BatchPassRate", stat="SampleCount") == [1.0]
+    assert _metric_values(aws, "CompositeScore", [{"Name": "Intent", "Value": "faq"}], stat="SampleCount") == [1.0]
 
 
 def test_aggregate_compares_with_the_baseline(aws, lambda_context):

@@ -1,4 +1,4 @@
-"""`fmquality` command line: run | estimate | schema | compare | start.
+"""`fmquality` command line: run | estimate | schema | compare | start | approve-baseline.
 
 Exit codes: 0 the gate passed, 1 the gate failed, 2 bad input or usage, 3 the run failed otherwise.
 """
@@ -75,11 +75,12 @@ def _build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--rubric")
 
     try:
-        from fmquality.runner_aws import add_start_command
+        from fmquality.runner_aws import add_approve_command, add_start_command
     except ImportError:  # the AWS runner is optional for a purely local install
         pass
     else:
         add_start_command(sub)
+        add_approve_command(sub)
     return parser
 
 
@@ -329,6 +330,10 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_schema(args)
     if args.command == "compare":
         return cmd_compare(args)
+    if args.command == "approve-baseline":
+        from fmquality.runner_aws import run_approve_command
+
+        return run_approve_command(args)
     if args.command == "start":
         from fmquality.runner_aws import run_start_command
 

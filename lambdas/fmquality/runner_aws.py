@@ -167,3 +167,59 @@ def run_start_command(args: argparse.Namespace, sfn_client: Any = None) -> int:
         return EXIT_SUCCEEDED
     print_outcome(outcome)
     return exit_code(outcome)
+
+
+# --------------------------------------------------------------------------------------------------
+# fmquality approve-baseline
+# --------------------------------------------------------------------------------------------------
+
+def add_approve_command(subparsers: Any) -> argparse.ArgumentParser:
+    approve = subparsers.add_parser(
+        "approve-baseline",
+        help="make a finished run the approved baseline of its dataset (what \"baseline\": \"auto\" compares with)",
+    )
+    approve.add_argument("--table", required=True, help="the evaluation table's name")
+    approve.add_argument("--run-id", required=True, help="the run to approve")
+    approve.add_argument("--region", help="the table's region (default: the AWS configuration's)")
+    approve.add_argument("--approved-by", help="recorded with the approval (default: $USER)")
+    approve.add_argument("--allow-failed-gate", action="store_true",
+                         help="approve a run whose own gate failed (by default only passing runs are approved)")
+    return approve
+
+
+def approve_baseline(table: Any, run_id: str, approved_by: str | None = None,
+                     allow_failed_gate: bool = False) -> dict[str, Any]:
+    """Approve a finished run as its dataset's baseline. Raises ValueError saying why it cannot."""
+    run = table.get_run(run_id)
+    if run is None:
+        raise ValueError(f"run {run_id!r} does not exist in the table")
+    if not run.get("report_key"):
+        raise ValueError(f"run {run_id!r} has no report yet (status {run.get('status', 'unknown')})")
+    if run.get("gate_passed") is not True and not allow_failed_gate:
+        raise ValueError(f"run {run_id!r} failed its own gate; pass --allow-failed-gate to approve it anyway")
+    return table.approve_baseline(run["dataset_id"], run_id, run["report_key"], approved_by=approved_by)
+
+
+def run_approve_command(args: argparse.Namespace, dynamodb_client: Any = None) -> int:
+    import os
+
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from fmquality.adapters.dynamodb import EvaluationTable
+
+    if dynamodb_client is None:
+        import boto3
+
+        dynamodb_client = boto3.client("dynamodb", region_name=args.region)
+    table = EvaluationTable(args.table, dynamodb_client)
+    try:
+        approved = approve_baseline(table, args.run_id, args.approved_by or os.environ.get("USER"),
+                                    args.allow_failed_gate)
+    except ValueError as exc:
+        print(f"fmquality approve-baseline: {exc}", file=sys.stderr)
+        return 2
+    except (ClientError, BotoCoreError) as exc:
+        print(f"fmquality approve-baseline: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    print(f"baseline of {approved['dataset_id']}: run {approved['run_id']} ({approved['report_key']})")
+    return EXIT_SUCCEEDED

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from fmquality.dimensions.base import CheckReport, response_text
 from fmquality.judges.base import JudgeVerdict
@@ -56,18 +57,25 @@ def _long_enough(key: str) -> bool:
     return len(letters) >= (2 if has_japanese(letters) else 3)
 
 
-def title_keys(item: CatalogItem) -> set[str]:
+def title_keys(item: CatalogItem) -> frozenset[str]:
     """``phrase_key`` forms under which a response may name a catalog item: full titles (English,
     Japanese, romaji), their series names without the volume or subtitle, and the ASIN."""
+    return _title_keys(item.asin, item.title, item.title_ja, item.title_romaji)
+
+
+@lru_cache(maxsize=4096)
+def _title_keys(asin: str, *names: str | None) -> frozenset[str]:
+    # Cached by the names: every case carries the same catalog, and the keys were being rebuilt for
+    # every item on every mention lookup (most of a run's time).
     keys: set[str] = set()
-    for name in (item.title, item.title_ja, item.title_romaji):
+    for name in names:
         if not name:
             continue
         keys.add(phrase_key(name))
         keys.add(phrase_key(_TITLE_BASE_RE.split(name)[0]))
         keys.add(phrase_key(_JA_VOLUME_RE.sub("", name)))
-    keys.add(phrase_key(item.asin))
-    return {k for k in keys if _long_enough(k)}
+    keys.add(phrase_key(asin))
+    return frozenset(k for k in keys if _long_enough(k))
 
 
 def text_currency(text: str) -> str:
@@ -543,17 +551,17 @@ class ListedEntry:
     position: int  # 1-based
     label: str
     item: CatalogItem | None
-    keys: set[str]
+    keys: frozenset[str]
 
 
 _LABEL_CUT_RE = re.compile(r"\s[-–—:]\s|[:：(（$¥￥,、—–]|\s-\s")
 
 
-def _line_keys(line: str) -> set[str]:
+def _line_keys(line: str) -> frozenset[str]:
     """A name for a list line that matches no catalog item: the text before the price or dash."""
     label = _LABEL_CUT_RE.split(line.replace("**", "").replace("*", "").strip("「」\"' "))[0]
     key = phrase_key(label)
-    return {key} if _long_enough(key) else set()
+    return frozenset({key}) if _long_enough(key) else frozenset()
 
 
 def listed_entries(turn: str, catalog: list[CatalogItem]) -> list[ListedEntry]:

@@ -36,7 +36,7 @@ class NaiveEvaluator:
     def _ask(self, dimension: str, sub_score: str, case: TestCase) -> float | None:
         user = (
             f"Score the sub-score {sub_score} of the dimension {dimension} from 0.0 to 1.0.\n\n"
-            f"{fenced_case_text(render_case(case, dimension), response_text(case))}\n\n"
+            f"{fenced_case_text(render_case(case), response_text(case))}\n\n"
             f"Record the verdict with the {TOOL_NAME} tool."
         )
         params = {

@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from fmquality.dimensions import dimension_module
-from fmquality.dimensions.base import plan_dimension
+from fmquality.dimensions.base import plan_case
 from fmquality.judges.base import CombinedJudgeRequest
 from fmquality.judges.pricing import cost_usd
 from fmquality.judges.prompts import build_combined_prompt, build_prompt
-from fmquality.models import DIMENSIONS, JudgeUsage, TestCase
+from fmquality.models import JudgeUsage, TestCase
 
 if TYPE_CHECKING:
     from fmquality.rubric import Rubric
@@ -109,7 +108,7 @@ def estimate_run(
 
     for case in cases:
         case_count += 1
-        plans = [plan_dimension(dimension_module(d), case, rubric) for d in DIMENSIONS]
+        plans = list(plan_case(case, rubric).values())
         requests = [p.request for p in plans if p.final is None and p.request is not None]
         if not requests:
             continue

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from fmquality.composite import combine, error_result
 from fmquality.dimensions import dimension_module
-from fmquality.dimensions.base import finish_dimension, plan_dimension, score_dimension
+from fmquality.dimensions.base import finish_dimension, plan_case, score_dimension
 from fmquality.judges.base import (
     CombinedJudgeOutcome,
     CombinedJudgeRequest,
@@ -89,7 +89,7 @@ def evaluate_case(
     if mode not in JUDGE_MODES:
         raise ValueError(f"unknown judge mode {mode!r}; expected one of {list(JUDGE_MODES)}")
     try:
-        plans = {d: plan_dimension(dimension_module(d), case, rubric) for d in DIMENSIONS}
+        plans = plan_case(case, rubric)
         open_plans = [p for p in plans.values() if p.final is None and p.request is not None]
         outcomes: dict[str, JudgeOutcome] = {}
         if mode == "combined" and open_plans and supports_combined(judge):

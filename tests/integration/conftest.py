@@ -13,6 +13,7 @@ from moto import mock_aws
 
 from fmquality.adapters.dynamodb import create_evaluation_table
 from moto_env import BUCKET, BUS, TABLE, FakeLambdaContext
+from tests.integration.conftest_standin import bedrock_standin  # noqa: F401 - shared fixture
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from fmquality.judges.base import JudgeOutcome, JudgeRequest, JudgeThrottled
 from fmquality.judges.bedrock import BedrockJudge
 from fmquality.judges.offline import OfflineJudge
 from fmquality.models import TestCase
-from tests.integration.conftest_standin import bedrock_standin  # noqa: F401 - the fixture
 
 MODEL_ID = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
 RELEVANCE_SUBS = ["intent_relevance", "product_relevance", "context_relevance"]
@@ -49,7 +48,7 @@ def make_request(case: TestCase, rubric, dimension: str = "relevance", sub_score
         case=case,
         rubric_version=rubric.version,
         guidance=rubric.judge_guidance[dimension],
-        case_text=render_case(case, dimension),
+        case_text=render_case(case),
         check_findings=["expected product B0BERSERK01 is mentioned"],
     )
 

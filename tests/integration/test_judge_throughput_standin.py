@@ -11,15 +11,12 @@ import pytest
 
 from bench.standin import BedrockStandin
 from fmquality.dataset import load_catalog, load_dataset
-from fmquality.dimensions import dimension_module
-from fmquality.dimensions.base import plan_dimension
+from fmquality.dimensions.base import plan_case
 from fmquality.estimate import estimate_run
 from fmquality.evaluate import evaluate_case, evaluate_cases
 from fmquality.judges.bedrock import BedrockJudge
 from fmquality.judges.cache import CachingJudge, LocalVerdictStore
 from fmquality.judges.concurrency import AimdController
-from fmquality.models import DIMENSIONS
-from tests.integration.conftest_standin import bedrock_standin  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_ID = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
@@ -32,7 +29,7 @@ def golden():
 
 
 def open_dimensions(case, rubric) -> dict[str, list[str]]:
-    plans = [plan_dimension(dimension_module(d), case, rubric) for d in DIMENSIONS]
+    plans = list(plan_case(case, rubric).values())
     return {p.dimension: list(p.request.sub_scores) for p in plans if p.final is None and p.request is not None}
 
 

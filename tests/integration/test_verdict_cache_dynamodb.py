@@ -19,7 +19,7 @@ def make_request(rubric, response="Hello! I'm MangaAssist. What are you in the m
     case = TestCase(test_id="chat-001", intent="chitchat", query="hi", response=response)
     return JudgeRequest(dimension="fluency", sub_scores=["grammar", "tone"], case=case,
                         rubric_version=rubric.version, guidance=rubric.judge_guidance["fluency"],
-                        case_text=render_case(case, "fluency"))
+                        case_text=render_case(case))
 
 
 def test_a_verdict_is_stored_with_the_ttl_attribute_and_read_back(aws, rubric):

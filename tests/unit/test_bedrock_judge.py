@@ -60,7 +60,7 @@ def make_request(case: TestCase, rubric, sub_scores=RELEVANCE_SUBS, findings=Non
         case=case,
         rubric_version=rubric.version,
         guidance=rubric.judge_guidance["relevance"],
-        case_text=render_case(case, "relevance"),
+        case_text=render_case(case),
         check_findings=findings or ["expected product B0BERSERK01 is mentioned"],
     )
 

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from fmquality.dataset import load_catalog, load_dataset
-from fmquality.dimensions import dimension_module
-from fmquality.dimensions.base import plan_dimension
+from fmquality.dimensions.base import plan_case
 from fmquality.evaluate import evaluate_case, evaluate_cases
 from fmquality.judges.base import CombinedJudgeRequest, JudgeOutcome, JudgeVerdict
 from fmquality.judges.offline import OfflineJudge
@@ -27,7 +26,7 @@ def golden():
 
 
 def open_dimensions(case, rubric) -> dict[str, list[str]]:
-    plans = [plan_dimension(dimension_module(d), case, rubric) for d in DIMENSIONS]
+    plans = list(plan_case(case, rubric).values())
     return {p.dimension: list(p.request.sub_scores) for p in plans if p.final is None and p.request is not None}
 
 

@@ -34,7 +34,7 @@ def make_request(rubric, case: TestCase | None = None, dimension="fluency", sub_
     case = case or make_case()
     return JudgeRequest(dimension=dimension, sub_scores=list(sub_scores), case=case,
                         rubric_version=version or rubric.version, guidance=rubric.judge_guidance[dimension],
-                        case_text=render_case(case, dimension))
+                        case_text=render_case(case))
 
 
 class Clock:

@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from fmquality.judges.base import JudgeOutcome, JudgeRequest, JudgeThrottled, missing_sub_scores
-from fmquality.models import SUB_SCORES, DimensionScore, HardFailure, JudgeUsage, SubScore, TestCase
+from fmquality.models import DIMENSIONS, SUB_SCORES, DimensionScore, HardFailure, JudgeUsage, SubScore, TestCase
 
 if TYPE_CHECKING:
     from fmquality.judges.base import Judge
@@ -67,9 +67,9 @@ def is_empty_response(case: TestCase) -> bool:
     return not response_text(case).strip()
 
 
-def render_case(case: TestCase, dimension: str) -> str:
-    """The case as data for the judge. Everything inside the markers is content to evaluate, never
-    instructions; the judge prompt says so."""
+def render_case(case: TestCase) -> str:
+    """The case as data for the judge (the same for every dimension). Everything inside the markers
+    is content to evaluate, never instructions; the judge prompt says so."""
     payload = {
         "intent": case.intent.value,
         "locale": case.locale,
@@ -124,8 +124,9 @@ class DimensionPlan:
     final: DimensionScore | None = None
 
 
-def plan_dimension(module: ModuleType, case: TestCase, rubric: "Rubric") -> DimensionPlan:
-    """Run the dimension's deterministic checks and build the judge request they leave open."""
+def plan_dimension(module: ModuleType, case: TestCase, rubric: "Rubric", case_text: str | None = None) -> DimensionPlan:
+    """Run the dimension's deterministic checks and build the judge request they leave open.
+    ``case_text`` is ``render_case(case)`` when the caller already has it (see ``plan_case``)."""
     dimension: str = module.NAME
     if is_empty_response(case):
         return DimensionPlan(dimension=dimension, final=_empty_response_score(dimension, case))
@@ -140,10 +141,18 @@ def plan_dimension(module: ModuleType, case: TestCase, rubric: "Rubric") -> Dime
             case=case,
             rubric_version=rubric.version,
             guidance=rubric.judge_guidance.get(dimension, ""),
-            case_text=render_case(case, dimension),
+            case_text=case_text if case_text is not None else render_case(case),
             check_findings=report.findings,
         )
     return DimensionPlan(dimension=dimension, report=report, hard_failures=hard_failures, request=request)
+
+
+def plan_case(case: TestCase, rubric: "Rubric") -> dict[str, DimensionPlan]:
+    """The plans of all four dimensions; the case is rendered for the judge once, not per dimension."""
+    from fmquality.dimensions import dimension_module
+
+    case_text = render_case(case)
+    return {d: plan_dimension(dimension_module(d), case, rubric, case_text) for d in DIMENSIONS}
 
 
 def finish_dimension(

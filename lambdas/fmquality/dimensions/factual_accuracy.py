@@ -31,7 +31,6 @@ from fmquality.text import (
     has_japanese,
     loose_key,
     normalize,
-    phrase_in,
     same_price,
     segment_spans,
 )

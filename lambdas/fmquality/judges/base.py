@@ -68,8 +68,9 @@ class JudgeVerdict(BaseModel):
         return scores
 
 
-class JudgeOutcome(BaseModel):
-    verdict: JudgeVerdict | None = None
+class _OutcomeBase(BaseModel):
+    """What every judge call reports besides its verdict(s)."""
+
     error: str | None = None
     calls: int = 0
     usage: JudgeUsage = Field(default_factory=JudgeUsage)
@@ -79,6 +80,10 @@ class JudgeOutcome(BaseModel):
     # True when the failure was throttling that outlived the judge's own retries: an orchestrator
     # (Step Functions) may retry the whole task later instead of recording the dimension unscored.
     throttled: bool = False
+
+
+class JudgeOutcome(_OutcomeBase):
+    verdict: JudgeVerdict | None = None
 
     @property
     def ok(self) -> bool:
@@ -144,17 +149,10 @@ class CombinedJudgeRequest(BaseModel):
         return {r.dimension: list(r.sub_scores) for r in self.requests}
 
 
-class CombinedJudgeOutcome(BaseModel):
+class CombinedJudgeOutcome(_OutcomeBase):
     """One call's result: a verdict per requested dimension, or an error for all of them."""
 
     verdicts: dict[str, JudgeVerdict] | None = None
-    error: str | None = None
-    calls: int = 0
-    usage: JudgeUsage = Field(default_factory=JudgeUsage)
-    prompt: str | None = None
-    raw: str | None = None
-    from_cache: bool = False
-    throttled: bool = False
 
     @property
     def ok(self) -> bool:

@@ -36,17 +36,9 @@ INTENTS: tuple[str, ...] = (
 )
 DIMENSIONS: tuple[str, ...] = ("relevance", "factual_accuracy", "consistency", "fluency")
 
-IntentName = Literal[
-    "recommendation",
-    "product_question",
-    "faq",
-    "order_tracking",
-    "return_request",
-    "promotion",
-    "checkout_help",
-    "chitchat",
-]
-DimensionName = Literal["relevance", "factual_accuracy", "consistency", "fluency"]
+# The same names as types, for pydantic to validate config values against.
+IntentName = Literal[INTENTS]  # type: ignore[valid-type]
+DimensionName = Literal[DIMENSIONS]  # type: ignore[valid-type]
 
 # CloudWatch: Period x EvaluationPeriods may not exceed 7 days for periods of an hour or more.
 MAX_ALARM_RANGE_SECONDS = 7 * 24 * 3600

@@ -113,92 +113,54 @@ class Monitoring(Construct):
                 )
             )
 
+        def once_per_run(construct_id: str, name: str, description: str, metric: cloudwatch.IMetric,
+                         threshold: float, comparison: cloudwatch.ComparisonOperator) -> None:
+            # Run metrics arrive once per run: one datapoint decides, and a week without runs is ignored.
+            add(cloudwatch.Alarm(self, construct_id, alarm_name=f"{prefix}-{name}", alarm_description=description,
+                                 metric=metric, threshold=threshold, comparison_operator=comparison,
+                                 evaluation_periods=1, treat_missing_data=cloudwatch.TreatMissingData.IGNORE))
+
+        def on_events(construct_id: str, name: str, description: str, metric: cloudwatch.IMetric,
+                      threshold: float = 1) -> None:
+            # Event counts over five minutes: no events means all is well.
+            add(cloudwatch.Alarm(
+                self, construct_id, alarm_name=f"{prefix}-{name}", alarm_description=description, metric=metric,
+                threshold=threshold,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=1, treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING))
+
         # ---- Run level.
-        add(
-            cloudwatch.Alarm(
-                self,
-                "BatchPassRate",
-                alarm_name=f"{prefix}-batch-pass-rate-below-{config.alarms.batch_pass_rate_threshold:g}",
-                alarm_description="Share of items that passed in a run fell below the configured rate.",
-                metric=run_metric("BatchPassRate", statistic="Minimum"),
-                threshold=config.alarms.batch_pass_rate_threshold,
-                comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-                evaluation_periods=1,
-                treat_missing_data=cloudwatch.TreatMissingData.IGNORE,
-            )
+        once_per_run(
+            "BatchPassRate", f"batch-pass-rate-below-{config.alarms.batch_pass_rate_threshold:g}",
+            "Share of items that passed in a run fell below the configured rate.",
+            run_metric("BatchPassRate", statistic="Minimum"), config.alarms.batch_pass_rate_threshold,
+            cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
         )
-        add(
-            cloudwatch.Alarm(
-                self,
-                "UnscoredCases",
-                alarm_name=f"{prefix}-unscored-cases",
-                alarm_description="A run left items unscored (judge failures or item errors).",
-                metric=run_metric("UnscoredCases", statistic="Maximum"),
-                threshold=config.alarms.unscored_cases_threshold,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-                evaluation_periods=1,
-                treat_missing_data=cloudwatch.TreatMissingData.IGNORE,
-            )
+        once_per_run(
+            "UnscoredCases", "unscored-cases", "A run left items unscored (judge failures or item errors).",
+            run_metric("UnscoredCases", statistic="Maximum"), config.alarms.unscored_cases_threshold,
+            cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         )
 
         # ---- Executions: failures (includes QualityGateFailed) and timeouts.
-        add(
-            cloudwatch.Alarm(
-                self,
-                "ExecutionsFailed",
-                alarm_name=f"{prefix}-executions-failed",
-                alarm_description="An evaluation execution failed (a failed quality gate counts too).",
-                metric=state_machine.metric_failed(period=FIVE_MINUTES, statistic="Sum"),
-                threshold=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                evaluation_periods=1,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            )
-        )
-        add(
-            cloudwatch.Alarm(
-                self,
-                "ExecutionsTimedOut",
-                alarm_name=f"{prefix}-executions-timed-out",
-                alarm_description="An evaluation execution hit the state machine's TimeoutSeconds.",
-                metric=state_machine.metric_timed_out(period=FIVE_MINUTES, statistic="Sum"),
-                threshold=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                evaluation_periods=1,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            )
-        )
+        on_events("ExecutionsFailed", "executions-failed",
+                  "An evaluation execution failed (a failed quality gate counts too).",
+                  state_machine.metric_failed(period=FIVE_MINUTES, statistic="Sum"))
+        on_events("ExecutionsTimedOut", "executions-timed-out",
+                  "An evaluation execution hit the state machine's TimeoutSeconds.",
+                  state_machine.metric_timed_out(period=FIVE_MINUTES, statistic="Sum"))
 
         # ---- Lambda errors, one alarm per function (the alarm name says which step broke).
         for role, function in functions.by_role.items():
-            add(
-                cloudwatch.Alarm(
-                    self,
-                    f"Errors-{role}",
-                    alarm_name=f"{prefix}-lambda-errors-{role.replace('_', '-')}",
-                    alarm_description=f"The {role} function raised errors (after its retries the item is recorded as an error).",
-                    metric=function.metric_errors(period=FIVE_MINUTES, statistic="Sum"),
-                    threshold=1,
-                    comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                    evaluation_periods=1,
-                    treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                )
-            )
+            on_events(f"Errors-{role}", f"lambda-errors-{role.replace('_', '-')}",
+                      f"The {role} function raised errors (after its retries the item is recorded as an error).",
+                      function.metric_errors(period=FIVE_MINUTES, statistic="Sum"))
 
         # ---- Judge throttling (Bedrock quota too small for the Map's concurrency).
-        add(
-            cloudwatch.Alarm(
-                self,
-                "JudgeThrottles",
-                alarm_name=f"{prefix}-judge-throttles",
-                alarm_description="Bedrock throttled the judge repeatedly; lower max_concurrency or raise the quota.",
-                metric=run_metric("JudgeThrottles", period=FIVE_MINUTES, statistic="Sum"),
-                threshold=config.alarms.judge_throttles_threshold,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                evaluation_periods=1,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            )
-        )
+        on_events("JudgeThrottles", "judge-throttles",
+                  "Bedrock throttled the judge repeatedly; lower max_concurrency or raise the quota.",
+                  run_metric("JudgeThrottles", period=FIVE_MINUTES, statistic="Sum"),
+                  config.alarms.judge_throttles_threshold)
 
         self.dashboard = self._dashboard(prefix, state_machine, functions)
 

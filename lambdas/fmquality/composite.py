@@ -54,7 +54,8 @@ def combine(
             reasons.append(f"{d}: unscored ({scores[d].unscored_reason})")
     else:
         status = "scored"
-        composite = round(sum(weights[d] * (scores[d].score or 0.0) for d in DIMENSIONS), 4)
+        # Every dimension is scored here, so every score is a number (the model guarantees it).
+        composite = round(sum(weights[d] * float(scores[d].score) for d in DIMENSIONS), 4)
     floor = rubric.item_gate.min_sub_score
     below_floor = sorted(
         (v, d, n) for d in DIMENSIONS if scores[d].status == "scored"

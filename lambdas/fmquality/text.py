@@ -106,11 +106,6 @@ def word_count(text: str) -> int:
     return latin_words + (cjk_chars + 1) // 2
 
 
-def sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[.!?。！？])\s*|\n+", text or "")
-    return [p.strip() for p in parts if p and p.strip()]
-
-
 # --------------------------------------------------------------------------------------------------
 # Numbers and prices
 # --------------------------------------------------------------------------------------------------
@@ -199,10 +194,6 @@ def extract_quantities(text: str) -> list[Quantity]:
         unit = _UNIT_ALIASES.get((match.group(2) or "").lower(), "")
         out.append(Quantity(value, unit, match.group(0).strip()))
     return out
-
-
-def numbers_in(text: str) -> set[float]:
-    return {q.value for q in extract_quantities(text)}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -296,8 +287,8 @@ _SENTENCE_END_RE = re.compile(rf"[。！？]+|[.!?]+(?=\s|$|[{_CJK}])")
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences and lines of mixed English/Japanese text. Unlike ``sentences`` it never cuts
-    "$12.99" or "Vol. 2" in two."""
+    """Sentences and lines of mixed English/Japanese text, as written. Never cuts "$12.99",
+    "Vol. 2" or a "1." list marker off its sentence."""
     out: list[str] = []
     for line in (text or "").splitlines():
         start = 0
@@ -352,8 +343,9 @@ _LOOSE_CHARS = "0-9a-z\u3040-\u30ff\u3400-\u9fff"
 
 
 def segment_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence or list line of ``normalize(text)``. Unlike ``sentences`` it
-    does not cut "Vol. 1", "No. 5" or "12.99", so a product and its price stay in one segment."""
+    """(start, end) of each sentence or list line of ``normalize(text)``: the positional twin of
+    ``split_sentences``. It does not cut "Vol. 1", "No. 5" or "12.99", so a product and its price
+    stay in one segment."""
     norm = normalize(text or "")
     spans: list[tuple[int, int]] = []
     start = 0

@@ -255,14 +255,18 @@ AVAILABILITY_PHRASES: dict[str, tuple[str, ...]] = {
 }
 
 
+_AVAILABILITY_LONGEST_FIRST = sorted(
+    ((p, s) for s, ps in AVAILABILITY_PHRASES.items() for p in ps), key=lambda x: -len(x[0])
+)
+
+
 def availability_mentions(text: str) -> list[tuple[str, int]]:
     """Stock statuses stated in the text, as (status, position), longest phrase first at a position.
     "not in stock" is read as out_of_stock, never as in_stock."""
     norm = normalize(text or "")
     hits: list[tuple[str, int]] = []
     taken: list[tuple[int, int]] = []
-    phrases = sorted(((p, s) for s, ps in AVAILABILITY_PHRASES.items() for p in ps), key=lambda x: -len(x[0]))
-    for phrase, status in phrases:
+    for phrase, status in _AVAILABILITY_LONGEST_FIRST:
         start = norm.find(phrase)
         while start != -1:
             end = start + len(phrase)

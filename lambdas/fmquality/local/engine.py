@@ -65,7 +65,9 @@ def load_manifest(path: Path = FUNCTIONS_MANIFEST) -> dict[str, Any]:
 
 
 def render_definition(text: str, substitutions: dict[str, str]) -> str:
-    """Fill ${Placeholders} the way DefinitionSubstitutions does; every one must have a value."""
+    """Fill ${Placeholders} the way DefinitionSubstitutions does; every one must have a value.
+    infra/asl.py has its own copy for the CDK side: the core may not import infra/ (DESIGN section 2);
+    the mapping they fill from is the one shared file."""
     missing = sorted(set(_PLACEHOLDER.findall(text)) - set(substitutions))
     if missing:
         raise LocalEngineError(f"ASL placeholders without a value: {missing}")

@@ -229,3 +229,15 @@ def test_fact_words_scattered_over_sentences_do_not_cover_it():
     assert fa.fact_is_covered(fact, "You are charged when the item ships.")[0]
     # Over the whole answer 2 of 3 words are present; no single sentence has more than 1.
     assert not fa.fact_is_covered(fact, "You are charged immediately. You can cancel before it ships.")[0]
+
+
+def test_the_offline_judge_has_no_number_for_a_sub_score_without_evidence(rubric):
+    """Asked directly about prices of a case that states none, the offline judge fails: the
+    dimension would be unscored with the reason, never given a middle score."""
+    from fmquality.judges.base import JudgeRequest
+
+    case = TestCase(test_id="t", intent="chitchat", query="Hi!", response="Hello! How can I help you today?")
+    outcome = OfflineJudge().judge(JudgeRequest(dimension="factual_accuracy", sub_scores=["price_accuracy"],
+                                                case=case, rubric_version=rubric.version, guidance="",
+                                                case_text=""), rubric)
+    assert outcome.verdict is None and "price_accuracy: nothing in the case" in outcome.error

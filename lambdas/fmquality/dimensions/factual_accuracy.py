@@ -19,7 +19,7 @@ from fmquality.dimensions.relevance import (
     stated_statuses,
     status_family,
 )
-from fmquality.judges.base import JudgeVerdict
+from fmquality.judges.base import JudgeVerdict, NoEvidence
 from fmquality.models import CatalogItem, HardFailure, TestCase
 from fmquality.text import (
     Quantity,
@@ -622,10 +622,9 @@ def offline_verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str]) -> 
             # The checks settle these whenever they apply; answer from them so the verdict is complete.
             settled = settled or check(case, rubric)
             sub = settled.sub_scores.get(name)
-            if sub is not None:
-                value, why, confidence = sub.score, sub.evidence, 0.9
-            else:
-                value, why, confidence = 0.5, ["nothing in the case to check this against"], 0.2
+            if sub is None:
+                raise NoEvidence(f"{name}: nothing in the case to check it against")
+            value, why, confidence = sub.score, sub.evidence, 0.9
         scores[name] = round(value, 4)
         evidence.extend(f"{name}: {e}" for e in why)
         confidences.append(confidence)

@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING
 
 from fmquality.dimensions.base import CheckReport, response_text
-from fmquality.judges.base import JudgeVerdict
+from fmquality.judges.base import JudgeVerdict, NoEvidence
 from fmquality.models import CatalogItem, HardFailure, TestCase
 from fmquality.text import (
     Mention,
@@ -653,7 +653,9 @@ def offline_verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str]) -> 
             report = CheckReport()
             _context_relevance(case, mentions, report)
             sub = report.sub_scores.get(name)
-            value, why, confidence = (sub.score, sub.evidence, 0.8) if sub else (0.5, ["no context to compare"], 0.2)
+            if sub is None:
+                raise NoEvidence(f"{name}: no page context or history to compare with")
+            value, why, confidence = sub.score, sub.evidence, 0.8
         scores[name] = round(value, 4)
         evidence.extend(f"{name}: {e}" for e in why)
         confidences.append(confidence)

@@ -32,6 +32,11 @@ class JudgeThrottled(RuntimeError):
     """The judge service throttled us after every retry. Step Functions retries on this name."""
 
 
+class NoEvidence(ValueError):
+    """A deterministic judge has nothing in the case to score a sub-score with. It is a judge failure
+    (the dimension is unscored with this reason), never a middle-of-the-road number."""
+
+
 class JudgeRequest(BaseModel):
     """What a judge is asked for one dimension of one case."""
 

@@ -135,6 +135,7 @@ def offline_verdict_fn(rubric: Any = None) -> Callable[[dict[str, Any]], dict[st
     data of the user message and handed to the dimension module's ``offline_verdict``. Falls back
     to ``schema_verdict`` for a prompt it cannot read (for example a combined-mode prompt)."""
     from fmquality.dimensions import dimension_module
+    from fmquality.judges.base import NoEvidence
     from fmquality.judges.prompts import CASE_BEGIN, CASE_END, RESPONSE_BEGIN, RESPONSE_END
     from fmquality.models import TestCase
     from fmquality.rubric import load_rubric
@@ -165,7 +166,10 @@ def offline_verdict_fn(rubric: Any = None) -> Callable[[dict[str, Any]], dict[st
             )
         except (ValueError, KeyError, TypeError):
             return schema_verdict(request)
-        judged = module.offline_verdict(case, rubric, requested_sub_scores(request))
+        try:
+            judged = module.offline_verdict(case, rubric, requested_sub_scores(request))
+        except NoEvidence:
+            return schema_verdict(request)  # a model answers anyway; the offline judge has no number
         return judged.model_dump(mode="json")
 
     return verdict

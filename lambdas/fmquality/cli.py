@@ -121,8 +121,10 @@ def _print_summary(report, console) -> None:
     console.print(f"dimension averages: {averages}")
     if report.calibration:
         c = report.calibration
+        kappa = "" if c.kappa is None else (
+            f", kappa {c.kappa.value:.3f}" if c.kappa.value is not None else f", kappa undefined ({c.kappa.undefined_reason})")
         console.print(f"against the labels: {c.acceptable_failed}/{c.acceptable} acceptable items failed, "
-                      f"{c.defective_passed}/{c.defective} defective items passed", highlight=False)
+                      f"{c.defective_passed}/{c.defective} defective items passed{kappa}", highlight=False)
     for reason in report.gate.reasons:
         console.print(f"[red]x[/red] {reason}", highlight=False)
 

@@ -209,3 +209,18 @@ def load_report(path: str | Path) -> RunReport:
 def results_to_jsonl(results: Iterable[EvaluationResult]) -> str:
     return "".join(json.dumps(r.model_dump(mode="json"), ensure_ascii=False) + "\n" for r in results)
 
+
+def load_results(path: str | Path) -> list[EvaluationResult]:
+    """Read a results.jsonl (the inverse of ``results_to_jsonl``); a bad line names its number."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read results: {exc.strerror or exc}") from exc
+    results = []
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            try:
+                results.append(EvaluationResult.model_validate_json(line))
+            except ValueError as exc:
+                raise ValueError(f"{path}:{number}: not a result line: {exc}") from exc
+    return results

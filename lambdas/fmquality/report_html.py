@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from jinja2 import DictLoader, Environment, select_autoescape
 
+from fmquality.calibration import SUMMARY_COLUMNS, CalibrationReport, kappa_subsets, summary_rows
 from fmquality.models import DIMENSIONS, EvaluationResult, RunReport
 
-# The page frame (style and layout) and the calibration section are kept apart from the run's body
-# so that other pages can share them.
+# Every page shares the frame (style and layout); the calibration section appears in the run's
+# report and in `fmquality calibrate`'s page.
 _TEMPLATES = {
     "page.html": r"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -59,13 +60,27 @@ _TEMPLATES = {
 Cohen's kappa of the item verdicts with <code>label.acceptable</code>, and the 2×2 table it comes from:</p>
 <table><tr><th>subset</th><th class="num">labelled</th><th class="num">kappa</th><th class="num">passed · acceptable</th><th class="num">passed · defective</th><th class="num">failed · acceptable</th><th class="num">failed · defective</th></tr>
 {% macro kappa_row(name, k) %}<tr><td>{{ name }}</td><td class="num">{{ k.n }}</td><td class="num">{{ '%.3f'|format(k.value) if k.value is not none else k.undefined_reason }}</td><td class="num">{{ k.passed_acceptable }}</td><td class="num">{{ k.passed_defective }}</td><td class="num">{{ k.failed_acceptable }}</td><td class="num">{{ k.failed_defective }}</td></tr>{% endmacro %}
-{% if cal.kappa %}{{ kappa_row('all', cal.kappa) }}{% endif %}
-{% for name, k in cal.kappa_by_intent.items() %}{{ kappa_row('intent ' ~ name, k) }}{% endfor %}
-{% for name, k in cal.kappa_by_locale.items() %}{{ kappa_row('locale ' ~ name, k) }}{% endfor %}</table>
+{% for name, k in kappa_subsets(cal) %}{{ kappa_row(name, k) }}{% endfor %}</table>
+""",
+    "calibration.html": r"""{% extends "page.html" %}
+{% block title %}Calibration · {{ c.generated_at }}{% endblock %}
+{% block body %}
+<h1>Calibration against human judgments</h1>
+<div class="muted">{% if c.plan %}plan {{ c.plan }} · {% endif %}generated {{ c.generated_at }} · Spearman's rho and Kendall's tau-b of a score with a rating; items without a score or a rating are left out, never imputed</div>
+<h2>Summary</h2><table><tr>{% for h in columns %}<th{% if h not in ('set', 'pair') %} class="num"{% endif %}>{{ h }}</th>{% endfor %}</tr>
+{% for row in rows %}<tr>{% for h in columns %}<td{% if h not in ('set', 'pair') %} class="num"{% endif %}>{{ row[h] }}</td>{% endfor %}</tr>{% endfor %}</table>
+{% for s in c.sets if not s.skipped %}<h2>{{ s.name }}</h2>
+<div class="muted">{{ s.dataset }} · {{ s.items }} lines · {% if s.results_file %}results {{ s.results_file }}{% else %}scored with judge {{ s.judge }}{% endif %}{% if s.rubric_version %} · rubric {{ s.rubric_version }}{% endif %}{% if s.missing_results %} · {{ s.missing_results }} line(s) without a result{% endif %}</div>
+{% if s.correlations %}<table><tr><th>score</th><th>rating</th><th class="num">n</th><th class="num">rho</th><th class="num">tau-b</th><th class="num">unscored</th><th class="num">not applicable</th><th class="num">unrated</th></tr>
+{% for x in s.correlations %}<tr><td>{{ x.score }}{% if x.info %} (info){% endif %}</td><td>{{ x.human }}</td><td class="num">{{ x.n }}</td><td class="num">{{ '%.3f'|format(x.rho) if x.rho is not none else x.undefined_reason }}</td><td class="num">{{ '%.3f'|format(x.tau_b) if x.tau_b is not none else '–' }}</td><td class="num">{{ x.unscored }}</td><td class="num">{{ x.not_applicable }}</td><td class="num">{{ x.unrated }}</td></tr>{% endfor %}</table>{% endif %}
+{% if s.calibration %}{% with cal = s.calibration %}{% include "calibration_section.html" %}{% endwith %}{% endif %}
+{% endfor %}
+{% endblock %}
 """,
 }
 
 _ENV = Environment(loader=DictLoader(_TEMPLATES), autoescape=select_autoescape(default=True, default_for_string=True))
+_ENV.globals["kappa_subsets"] = kappa_subsets
 
 
 def bar_chart_svg(values: dict[str, float | None], *, threshold: float | None = None, width: int = 480) -> str:
@@ -103,3 +118,6 @@ def render_html(report: RunReport, results: list[EvaluationResult], rubric_min_p
         dimension_chart=bar_chart_svg({d: report.dimension_averages.get(d) for d in DIMENSIONS}),
     )
 
+
+def render_calibration_html(report: CalibrationReport) -> str:
+    return _ENV.get_template("calibration.html").render(c=report, rows=summary_rows(report), columns=SUMMARY_COLUMNS)

@@ -160,3 +160,17 @@ def test_run_calibration_gives_kappa_overall_per_intent_and_per_locale():
     assert cal.kappa_by_locale["ja-JP"].value == -0.5
     assert list(cal.kappa_by_intent) == ["chitchat", "faq"]
     assert calibrate([_result("x", "faq", "en-US", True)]) is None
+
+
+def test_ratings_are_read_by_dotted_path_from_the_line():
+    from fmquality.calibration import rating_value
+    from fmquality.models import TestCase
+
+    case = TestCase.model_validate({"test_id": "t", "intent": "faq", "query": "q", "label": {"acceptable": False},
+                                    "human": {"naturalness": 4.5, "overall": "good", "raters": {"n": 3}, "x": math.nan}})
+    assert case.metadata["human"]["naturalness"] == 4.5  # unknown fields live in metadata
+    assert rating_value(case, "human.naturalness") == 4.5
+    assert rating_value(case, "human.raters.n") == 3.0
+    assert rating_value(case, "label.acceptable") == 0.0  # a boolean reads as 0/1
+    for missing in ("human.overall", "human.x", "human.missing", "human.naturalness.deeper", "nothing", "query"):
+        assert rating_value(case, missing) is None, missing

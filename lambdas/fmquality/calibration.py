@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 import string
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,14 +52,13 @@ def average_ranks(values: Sequence[float]) -> list[float]:
     return ranks
 
 
-def _pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+def _pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    """Pearson's r; the caller has ruled out a constant side."""
     n = len(x)
     mx, my = sum(x) / n, sum(y) / n
     sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
     sxx = sum((a - mx) ** 2 for a in x)
     syy = sum((b - my) ** 2 for b in y)
-    if sxx == 0 or syy == 0:
-        return None
     return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
 
 
@@ -84,10 +83,7 @@ def spearman_rho(x: Sequence[float], y: Sequence[float]) -> float | None:
 
 
 def _tied_pairs(values: Iterable[Any]) -> int:
-    counts: dict[Any, int] = defaultdict(int)
-    for value in values:
-        counts[value] += 1
-    return sum(c * (c - 1) // 2 for c in counts.values())
+    return sum(c * (c - 1) // 2 for c in Counter(values).values())
 
 
 def _count_inversions(values: list[float]) -> int:
@@ -270,7 +266,7 @@ class PairCorrelation(BaseModel):
 
     score: str
     human: str
-    info: bool = False  # reported for information; the plan does not pair this score with this rating
+    info: bool = False  # the plan lists this pair for information, not as one the score should track
     n: int
     rho: float | None
     tau_b: float | None

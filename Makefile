@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
 export PYTHONPATH := $(CURDIR)/lambdas:$(CURDIR)
 
-.PHONY: run test synth bench clean
+.PHONY: run test synth bench calibrate clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -36,5 +36,9 @@ synth: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
+# Agreement of the scores with human judgments on every set of the plan (missing sets are skipped).
+calibrate: $(STAMP)
+	$(BIN)/fmquality calibrate --plan datasets/calibration.yaml --out calibration
+
 clean:
-	rm -rf $(VENV) cdk.out runs .pytest_cache node_modules
+	rm -rf $(VENV) cdk.out runs calibration .pytest_cache node_modules

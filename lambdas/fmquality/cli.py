@@ -1,4 +1,4 @@
-"""`fmquality` command line: run | estimate | schema | compare | start | approve-baseline.
+"""`fmquality` command line: run | estimate | calibrate | schema | compare | start | approve-baseline.
 
 Exit codes: 0 the gate passed, 1 the gate failed, 2 bad input or usage, 3 the run failed otherwise.
 """
@@ -24,30 +24,35 @@ def _err(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
+    """What scoring in-process needs: `run --engine direct` and `calibrate` score the same way."""
+    parser.add_argument("--judge", choices=["offline", "bedrock", "scripted"], default="offline")
+    parser.add_argument("--judge-model-id", help="Bedrock model or inference-profile id (default: the rubric's)")
+    parser.add_argument("--judge-script", help="scripted judge: JSON file {\"test_id/dimension\": verdict|error}")
+    parser.add_argument("--rubric", help="rubric YAML (default: the embedded mangaassist-v1)")
+    parser.add_argument("--catalog", help="catalog snapshot JSON merged into every case")
+    parser.add_argument("--concurrency", type=int, default=4,
+                        help="cases evaluated at once at the start (direct engine); adapts to throttling (AIMD)")
+    parser.add_argument("--max-concurrency", type=int, default=64,
+                        help="upper bound of the adaptive concurrency (direct engine, default 64)")
+    parser.add_argument("--judge-mode", choices=["per_dimension", "combined"],
+                        help="per_dimension: one judge call per dimension per case; combined: one call per case "
+                             "(direct engine only; default: the rubric's judge.mode)")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the verdict cache")
+    parser.add_argument("--cache-dir", help="verdict cache folder (default .fmquality-cache/verdicts; "
+                                            "on by default for the bedrock judge, for any judge when given)")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fmquality", description="FM output quality gate")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="evaluate a dataset and apply the quality gate")
     run.add_argument("--dataset", required=True, help="JSON Lines dataset")
-    run.add_argument("--judge", choices=["offline", "bedrock", "scripted"], default="offline")
-    run.add_argument("--judge-model-id", help="Bedrock model or inference-profile id (default: the rubric's)")
-    run.add_argument("--judge-script", help="scripted judge: JSON file {\"test_id/dimension\": verdict|error}")
-    run.add_argument("--rubric", help="rubric YAML (default: the embedded mangaassist-v1)")
-    run.add_argument("--catalog", help="catalog snapshot JSON merged into every case")
+    _add_scoring_options(run)
     run.add_argument("--baseline", help="report.json of the baseline run to compare with")
     run.add_argument("--out", default="runs/latest", help="output folder (default runs/latest)")
     run.add_argument("--skip-invalid", action="store_true", help="evaluate valid lines; write bad ones to rejected.jsonl")
-    run.add_argument("--concurrency", type=int, default=4,
-                     help="cases evaluated at once at the start (direct engine); adapts to throttling (AIMD)")
-    run.add_argument("--max-concurrency", type=int, default=64,
-                     help="upper bound of the adaptive concurrency (direct engine, default 64)")
-    run.add_argument("--judge-mode", choices=["per_dimension", "combined"],
-                     help="per_dimension: one judge call per dimension per case; combined: one call per case "
-                          "(direct engine only; default: the rubric's judge.mode)")
-    run.add_argument("--no-cache", action="store_true", help="do not read or write the verdict cache")
-    run.add_argument("--cache-dir", help="verdict cache folder (default .fmquality-cache/verdicts; "
-                                         "on by default for the bedrock judge, for any judge when given)")
     run.add_argument("--run-id", help="run id (default: generated)")
     run.add_argument("--trigger", default="manual")
     run.add_argument("--quiet", action="store_true", help="no progress bar or table")
@@ -66,6 +71,25 @@ def _build_parser() -> argparse.ArgumentParser:
                           help="the model's minimum cacheable prompt prefix, in tokens (default 1024)")
     estimate.add_argument("--skip-invalid", action="store_true", help="estimate the valid lines only")
     estimate.add_argument("--json", action="store_true", help="print the estimate as JSON")
+
+    calibrate = sub.add_parser(
+        "calibrate", help="agreement of the scores and verdicts with human ratings and labels",
+        description="Spearman's rho and Kendall's tau-b of scores with numeric human ratings, Cohen's kappa "
+                    "of the verdicts with label.acceptable; one data set, or every set of a plan.")
+    source = calibrate.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dataset", help="JSON Lines dataset carrying the human ratings and/or labels")
+    source.add_argument("--plan", help="calibration plan YAML (e.g. datasets/calibration.yaml): every set and pair in it")
+    _add_scoring_options(calibrate)
+    calibrate.add_argument("--results", help="an existing results.jsonl to read (joined to the lines by test_id) "
+                                             "instead of scoring the dataset")
+    calibrate.add_argument("--human", action="append", default=[], metavar="FIELD",
+                           help="numeric field of the line, dotted (human.consistency); repeatable")
+    calibrate.add_argument("--score", action="append", default=[], metavar="NAME",
+                           help="composite, DIMENSION or DIMENSION.SUB_SCORE; repeatable "
+                                "(default: every dimension and the composite)")
+    calibrate.add_argument("--skip-invalid", action="store_true", help="measure the valid lines only")
+    calibrate.add_argument("--json", action="store_true", help="print the figures as JSON")
+    calibrate.add_argument("--out", help="folder to write calibration.json and calibration.html to")
 
     sub.add_parser("schema", help="print the JSON Schema of one dataset line")
 
@@ -121,8 +145,10 @@ def _print_summary(report, console) -> None:
     console.print(f"dimension averages: {averages}")
     if report.calibration:
         c = report.calibration
+        kappa = "" if c.kappa is None else (
+            f", kappa {c.kappa.value:.3f}" if c.kappa.value is not None else f", kappa undefined ({c.kappa.undefined_reason})")
         console.print(f"against the labels: {c.acceptable_failed}/{c.acceptable} acceptable items failed, "
-                      f"{c.defective_passed}/{c.defective} defective items passed", highlight=False)
+                      f"{c.defective_passed}/{c.defective} defective items passed{kappa}", highlight=False)
     for reason in report.gate.reasons:
         console.print(f"[red]x[/red] {reason}", highlight=False)
 
@@ -166,11 +192,18 @@ def _load_inputs(args, with_baseline: bool = False):
     return rubric, loaded, baseline
 
 
+def _evaluate_direct(args, cases, rubric, judge, run_id: str, on_result=None):
+    """The direct engine: every case scored in-process (`run --engine direct` and `calibrate`)."""
+    from fmquality.evaluate import evaluate_cases
+
+    return evaluate_cases(cases, rubric, judge, run_id=run_id, concurrency=max(1, args.concurrency),
+                          max_concurrency=max(1, args.max_concurrency), mode=args.judge_mode, on_result=on_result)
+
+
 def cmd_run(args) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from fmquality.evaluate import evaluate_cases
     from fmquality.report import build_report, gate_summary
 
     out = Path(args.out)
@@ -209,9 +242,8 @@ def cmd_run(args) -> int:
                         console=console, disable=not show_progress)
     with progress:
         task = progress.add_task("cases", total=len(loaded.cases))
-        results = evaluate_cases(loaded.cases, rubric, judge, run_id=run_id, concurrency=max(1, args.concurrency),
-                                 max_concurrency=max(1, args.max_concurrency), mode=args.judge_mode,
-                                 on_result=lambda _r: progress.advance(task))
+        results = _evaluate_direct(args, loaded.cases, rubric, judge, run_id,
+                                   on_result=lambda _r: progress.advance(task))
     elapsed = time.perf_counter() - t0
     report = build_report(results, rubric, run_id=run_id, dataset=args.dataset, trigger=args.trigger,
                           judge=args.judge, engine="direct", baseline=baseline,
@@ -280,6 +312,127 @@ def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
     return EXIT_RUN_FAILED
 
 
+def _calibration_specs(args) -> list[tuple] | None:
+    """(name, dataset, catalog, pairs) of every set to measure; pairs are (score, human field, info).
+    None on a bad plan or option (printed)."""
+    from fmquality.calibration import DEFAULT_SCORES, PlanError, check_score_name, load_plan
+
+    if args.plan:
+        if args.results or args.human or args.score:
+            _err("error: --results, --human and --score apply to --dataset; a plan names its own pairs")
+            return None
+        try:
+            plan = load_plan(args.plan)
+            return [(s.name, plan.path(s.dataset), plan.path(s.catalog) if s.catalog else None,
+                     [(p.score, p.human, p.info) for p in s.pairs]) for s in plan.sets]
+        except PlanError as exc:
+            _err(f"error: {exc}")
+            return None
+    try:
+        scores = [check_score_name(name) for name in args.score] or list(DEFAULT_SCORES)
+    except ValueError as exc:
+        _err(f"error: {exc}")
+        return None
+    pairs = [(score, human, False) for human in args.human for score in scores]
+    return [(Path(args.dataset).stem, Path(args.dataset), args.catalog, pairs)]
+
+
+def _measure_set(args, name: str, dataset: Path, catalog, pairs):
+    """Score one set in-process (or read --results) and measure it; None on bad input (printed)."""
+    from fmquality.calibration import measure_set
+    from fmquality.report import load_results
+
+    inputs = _load_inputs(argparse.Namespace(**{**vars(args), "dataset": str(dataset),
+                                                "catalog": str(catalog) if catalog else None}))
+    if inputs is None:
+        return None
+    rubric, loaded, _ = inputs
+    if args.results:
+        try:
+            results = load_results(args.results)
+        except ValueError as exc:
+            _err(f"error: {exc}")
+            return None
+        unknown = {r.test_id for r in results} - {c.test_id for c in loaded.cases}
+        if unknown:
+            _err(f"note: {len(unknown)} result(s) in {args.results} match no line of {dataset} and are ignored")
+        provenance = {"results_file": args.results,
+                      "rubric_version": ", ".join(sorted({r.rubric_version for r in results})) or None}
+    else:
+        try:
+            judge = _make_judge(args, rubric)
+        except (ValueError, OSError) as exc:
+            _err(f"error: {exc}")
+            return None
+        results = _evaluate_direct(args, loaded.cases, rubric, judge, run_id=f"calibrate-{name}")
+        provenance = {"judge": args.judge, "rubric_version": rubric.version}
+    return measure_set(name, str(dataset), loaded.cases, results, pairs, **provenance)
+
+
+def _print_calibration(report, console, details: bool) -> None:
+    from rich.table import Table
+
+    from fmquality.calibration import SUMMARY_COLUMNS, kappa_subsets, summary_rows
+
+    table = Table(title="Calibration against human judgments")
+    for column in SUMMARY_COLUMNS:
+        table.add_column(column, justify="left" if column in ("set", "pair") else "right")
+    for row in summary_rows(report):
+        table.add_row(*row.values())
+    console.print(table)
+    if not details:
+        return
+    for s in report.sets:
+        cal = s.calibration
+        if not cal:
+            continue
+        kappas = Table(title=f"{s.name}: verdicts against label.acceptable")
+        for column in ("subset", "n", "kappa", "passed·acc", "passed·def", "failed·acc", "failed·def"):
+            kappas.add_column(column, justify="left" if column == "subset" else "right")
+        for subset, k in kappa_subsets(cal):
+            kappas.add_row(subset, str(k.n), k.undefined_reason if k.value is None else f"{k.value:.3f}",
+                           str(k.passed_acceptable), str(k.passed_defective), str(k.failed_acceptable),
+                           str(k.failed_defective))
+        console.print(kappas)
+
+
+def cmd_calibrate(args) -> int:
+    from rich.console import Console
+
+    from fmquality.calibration import CalibrationReport, SetCalibration
+    from fmquality.report_html import render_calibration_html
+
+    specs = _calibration_specs(args)
+    if specs is None:
+        return EXIT_BAD_INPUT
+    sets = []
+    for name, dataset, catalog, pairs in specs:
+        if args.plan and not dataset.is_file():
+            # Optional sets (not written yet, or public data this machine does not have) are skipped.
+            _err(f"skipped {name}: {dataset} not found")
+            sets.append(SetCalibration(name=name, dataset=str(dataset), skipped="dataset not found"))
+            continue
+        measured = _measure_set(args, name, dataset, catalog, pairs)
+        if measured is None:
+            return EXIT_BAD_INPUT
+        sets.append(measured)
+    report = CalibrationReport(generated_at=_now(), plan=args.plan, sets=sets)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "calibration.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        (out / "calibration.html").write_text(render_calibration_html(report), encoding="utf-8")
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        console = Console(width=None if sys.stdout.isatty() else 200)  # piped: do not wrap at 80 columns
+        _print_calibration(report, console, details=not args.plan)
+        if args.out:
+            console.print(f"written: {Path(args.out) / 'calibration.json'}, {Path(args.out) / 'calibration.html'}",
+                          highlight=False)
+    return EXIT_PASSED
+
+
 def cmd_estimate(args) -> int:
     from fmquality.estimate import estimate_run, format_estimate
 
@@ -326,6 +479,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_run(args)
     if args.command == "estimate":
         return cmd_estimate(args)
+    if args.command == "calibrate":
+        return cmd_calibrate(args)
     if args.command == "schema":
         return cmd_schema(args)
     if args.command == "compare":

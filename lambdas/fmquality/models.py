@@ -278,6 +278,20 @@ class RegressionFlag(BaseModel):
     allowed_drop: float
 
 
+class Kappa(BaseModel):
+    """Cohen's kappa between the item verdicts (``passed``) and the labels (``label.acceptable``),
+    with the 2x2 table it comes from. ``value`` is None, with ``undefined_reason``, when either side
+    has a single class (kappa then says nothing about agreement) or nothing is labelled."""
+
+    n: int
+    value: float | None
+    undefined_reason: str | None = None
+    passed_acceptable: int = 0
+    passed_defective: int = 0
+    failed_acceptable: int = 0
+    failed_defective: int = 0
+
+
 class Calibration(BaseModel):
     """How the gate's item verdicts agree with human labels (cases carrying `label.acceptable`)."""
 
@@ -291,6 +305,10 @@ class Calibration(BaseModel):
     agreement: float | None
     acceptable_failed_ids: list[str] = Field(default_factory=list)
     defective_passed_ids: list[str] = Field(default_factory=list)
+    # Absent from reports written before kappa was measured, hence the defaults.
+    kappa: Kappa | None = None
+    kappa_by_intent: dict[str, Kappa] = Field(default_factory=dict)
+    kappa_by_locale: dict[str, Kappa] = Field(default_factory=dict)
 
 
 class GateResult(BaseModel):

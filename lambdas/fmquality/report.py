@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from fmquality.models import (
     DIMENSIONS,
     Breakdown,
-    Calibration,
     EvaluationResult,
     GateResult,
     JudgeUsage,
@@ -21,6 +20,7 @@ from fmquality.models import (
     RunReport,
 )
 
+from fmquality.calibration import calibrate
 from fmquality.judges.pricing import judge_model_id as judge_model_id_from_label
 from fmquality.judges.pricing import usd_estimate
 
@@ -52,29 +52,6 @@ def _group(results: list[EvaluationResult], key) -> dict[str, Breakdown]:
         for value in key(result):
             groups[value].append(result)
     return {name: _breakdown(items) for name, items in sorted(groups.items())}
-
-
-def calibrate(results: list[EvaluationResult]) -> Calibration | None:
-    """Agreement of pass/fail with the human labels; None when no case is labelled."""
-    labelled = [r for r in results if r.label and isinstance(r.label.get("acceptable"), bool)]
-    if not labelled:
-        return None
-    good = [r for r in labelled if r.label["acceptable"]]
-    bad = [r for r in labelled if not r.label["acceptable"]]
-    good_failed = [r.test_id for r in good if not r.passed]
-    bad_passed = [r.test_id for r in bad if r.passed]
-    return Calibration(
-        labelled=len(labelled),
-        acceptable=len(good),
-        defective=len(bad),
-        acceptable_failed=len(good_failed),
-        defective_passed=len(bad_passed),
-        acceptable_failed_rate=round(len(good_failed) / len(good), 4) if good else None,
-        defective_passed_rate=round(len(bad_passed) / len(bad), 4) if bad else None,
-        agreement=round(1 - (len(good_failed) + len(bad_passed)) / len(labelled), 4),
-        acceptable_failed_ids=good_failed,
-        defective_passed_ids=bad_passed,
-    )
 
 
 def compare_with_baseline(candidate: RunReport, baseline: RunReport, rubric: "Rubric") -> list[RegressionFlag]:
@@ -231,3 +208,19 @@ def load_report(path: str | Path) -> RunReport:
 
 def results_to_jsonl(results: Iterable[EvaluationResult]) -> str:
     return "".join(json.dumps(r.model_dump(mode="json"), ensure_ascii=False) + "\n" for r in results)
+
+
+def load_results(path: str | Path) -> list[EvaluationResult]:
+    """Read a results.jsonl (the inverse of ``results_to_jsonl``); a bad line names its number."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read results: {exc.strerror or exc}") from exc
+    results = []
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            try:
+                results.append(EvaluationResult.model_validate_json(line))
+            except ValueError as exc:
+                raise ValueError(f"{path}:{number}: not a result line: {exc}") from exc
+    return results

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from jinja2 import Environment, select_autoescape
+from jinja2 import DictLoader, Environment, select_autoescape
 
+from fmquality.calibration import SUMMARY_COLUMNS, CalibrationReport, kappa_subsets, summary_rows
 from fmquality.models import DIMENSIONS, EvaluationResult, RunReport
 
-_TEMPLATE = r"""<!doctype html>
+# Every page shares the frame (style and layout); the calibration section appears in the run's
+# report and in `fmquality calibrate`'s page.
+_TEMPLATES = {
+    "page.html": r"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<title>Quality gate {{ 'PASSED' if r.gate.passed else 'FAILED' }} · {{ r.run_id }}</title>
+<title>{% block title %}{% endblock %}</title>
 <style>
  body{font:14px/1.45 system-ui,-apple-system,"Segoe UI","Hiragino Sans","Noto Sans JP",sans-serif;margin:2rem;color:#1b1f24;max-width:1100px}
  h1{margin:0 0 .3rem} .muted{color:#57606a} .badge{display:inline-block;padding:.15rem .6rem;border-radius:1rem;color:#fff;font-weight:600}
@@ -18,6 +22,12 @@ _TEMPLATE = r"""<!doctype html>
  ul.reasons{margin:.2rem 0;padding-left:1.1rem} .kpi{display:flex;gap:1.5rem;margin:1rem 0} .kpi div{background:#f6f8fa;padding:.6rem 1rem;border-radius:.4rem}
  .kpi b{display:block;font-size:1.4rem}
 </style></head><body>
+{% block body %}{% endblock %}
+</body></html>
+""",
+    "report.html": r"""{% extends "page.html" %}
+{% block title %}Quality gate {{ 'PASSED' if r.gate.passed else 'FAILED' }} · {{ r.run_id }}{% endblock %}
+{% block body %}
 <h1>MangaAssist quality gate <span class="badge {{ 'pass' if r.gate.passed else 'fail' }}">{{ 'PASSED' if r.gate.passed else 'FAILED' }}</span></h1>
 <div class="muted">run {{ r.run_id }} · dataset {{ r.dataset }} · rubric {{ r.rubric_version }} · judge {{ r.judge }} · engine {{ r.engine }} · trigger {{ r.trigger }}{% if r.baseline_run_id %} · baseline {{ r.baseline_run_id }}{% endif %}</div>
 <div class="kpi">
@@ -37,14 +47,40 @@ _TEMPLATE = r"""<!doctype html>
 {% for name, b in r.intent_breakdown.items() %}<tr><td>{{ name }}</td><td class="num">{{ b.total }}</td><td class="num">{{ b.passed }}</td><td class="num">{{ '%.2f'|format(b.pass_rate) }}</td><td class="num">{{ '%.3f'|format(b.avg_score) if b.avg_score is not none else '–' }}</td><td class="num">{{ b.unscored }}</td></tr>{% endfor %}</table>
 <h2>By locale</h2><table><tr><th>locale</th><th class="num">cases</th><th class="num">pass rate</th><th class="num">mean composite</th></tr>
 {% for name, b in r.locale_breakdown.items() %}<tr><td>{{ name }}</td><td class="num">{{ b.total }}</td><td class="num">{{ '%.2f'|format(b.pass_rate) }}</td><td class="num">{{ '%.3f'|format(b.avg_score) if b.avg_score is not none else '–' }}</td></tr>{% endfor %}</table>
+{% if r.calibration %}{% with cal = r.calibration %}{% include "calibration_section.html" %}{% endwith %}{% endif %}
 <h2>Failing items ({{ failing|length }})</h2>
 <table><tr><th>test</th><th>intent</th><th>locale</th><th class="num">score</th><th class="num">threshold</th><th>reasons</th></tr>
 {% for x in failing %}<tr><td>{{ x.test_id }}</td><td>{{ x.intent }}</td><td>{{ x.locale }}</td><td class="num">{{ '%.3f'|format(x.composite_score) if x.composite_score is not none else x.status }}</td><td class="num">{{ '%.2f'|format(x.threshold) }}</td><td><ul class="reasons">{% for why in x.failure_reasons %}<li>{{ why }}</li>{% endfor %}</ul></td></tr>{% endfor %}
 </table>
-</body></html>
-"""
+{% endblock %}
+""",
+    "calibration_section.html": r"""<h2>Agreement with the human labels</h2>
+<p>{{ cal.acceptable_failed }}/{{ cal.acceptable }} acceptable items failed{% if cal.acceptable_failed_rate is not none %} ({{ '%.1f'|format(cal.acceptable_failed_rate*100) }}%){% endif %} ·
+{{ cal.defective_passed }}/{{ cal.defective }} defective items passed{% if cal.defective_passed_rate is not none %} ({{ '%.1f'|format(cal.defective_passed_rate*100) }}%){% endif %}.
+Cohen's kappa of the item verdicts with <code>label.acceptable</code>, and the 2×2 table it comes from:</p>
+<table><tr><th>subset</th><th class="num">labelled</th><th class="num">kappa</th><th class="num">passed · acceptable</th><th class="num">passed · defective</th><th class="num">failed · acceptable</th><th class="num">failed · defective</th></tr>
+{% macro kappa_row(name, k) %}<tr><td>{{ name }}</td><td class="num">{{ k.n }}</td><td class="num">{{ '%.3f'|format(k.value) if k.value is not none else k.undefined_reason }}</td><td class="num">{{ k.passed_acceptable }}</td><td class="num">{{ k.passed_defective }}</td><td class="num">{{ k.failed_acceptable }}</td><td class="num">{{ k.failed_defective }}</td></tr>{% endmacro %}
+{% for name, k in kappa_subsets(cal) %}{{ kappa_row(name, k) }}{% endfor %}</table>
+""",
+    "calibration.html": r"""{% extends "page.html" %}
+{% block title %}Calibration · {{ c.generated_at }}{% endblock %}
+{% block body %}
+<h1>Calibration against human judgments</h1>
+<div class="muted">{% if c.plan %}plan {{ c.plan }} · {% endif %}generated {{ c.generated_at }} · Spearman's rho and Kendall's tau-b of a score with a rating; items without a score or a rating are left out, never imputed</div>
+<h2>Summary</h2><table><tr>{% for h in columns %}<th{% if h not in ('set', 'pair') %} class="num"{% endif %}>{{ h }}</th>{% endfor %}</tr>
+{% for row in rows %}<tr>{% for h in columns %}<td{% if h not in ('set', 'pair') %} class="num"{% endif %}>{{ row[h] }}</td>{% endfor %}</tr>{% endfor %}</table>
+{% for s in c.sets if not s.skipped %}<h2>{{ s.name }}</h2>
+<div class="muted">{{ s.dataset }} · {{ s.items }} lines · {% if s.results_file %}results {{ s.results_file }}{% else %}scored with judge {{ s.judge }}{% endif %}{% if s.rubric_version %} · rubric {{ s.rubric_version }}{% endif %}{% if s.missing_results %} · {{ s.missing_results }} line(s) without a result{% endif %}</div>
+{% if s.correlations %}<table><tr><th>score</th><th>rating</th><th class="num">n</th><th class="num">rho</th><th class="num">tau-b</th><th class="num">unscored</th><th class="num">not applicable</th><th class="num">unrated</th></tr>
+{% for x in s.correlations %}<tr><td>{{ x.score }}{% if x.info %} (info){% endif %}</td><td>{{ x.human }}</td><td class="num">{{ x.n }}</td><td class="num">{{ '%.3f'|format(x.rho) if x.rho is not none else x.undefined_reason }}</td><td class="num">{{ '%.3f'|format(x.tau_b) if x.tau_b is not none else '–' }}</td><td class="num">{{ x.unscored }}</td><td class="num">{{ x.not_applicable }}</td><td class="num">{{ x.unrated }}</td></tr>{% endfor %}</table>{% endif %}
+{% if s.calibration %}{% with cal = s.calibration %}{% include "calibration_section.html" %}{% endwith %}{% endif %}
+{% endfor %}
+{% endblock %}
+""",
+}
 
-_ENV = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+_ENV = Environment(loader=DictLoader(_TEMPLATES), autoescape=select_autoescape(default=True, default_for_string=True))
+_ENV.globals["kappa_subsets"] = kappa_subsets
 
 
 def bar_chart_svg(values: dict[str, float | None], *, threshold: float | None = None, width: int = 480) -> str:
@@ -74,10 +110,14 @@ def _esc(text: str) -> str:
 
 def render_html(report: RunReport, results: list[EvaluationResult], rubric_min_pass_rate: float = 0.9) -> str:
     failing = sorted((r for r in results if not r.passed), key=lambda r: (r.intent, r.test_id))
-    return _ENV.from_string(_TEMPLATE).render(
+    return _ENV.get_template("report.html").render(
         r=report,
         failing=failing,
         intent_chart=bar_chart_svg({k: b.pass_rate for k, b in report.intent_breakdown.items()},
                                    threshold=rubric_min_pass_rate),
         dimension_chart=bar_chart_svg({d: report.dimension_averages.get(d) for d in DIMENSIONS}),
     )
+
+
+def render_calibration_html(report: CalibrationReport) -> str:
+    return _ENV.get_template("calibration.html").render(c=report, rows=summary_rows(report), columns=SUMMARY_COLUMNS)

@@ -199,10 +199,12 @@ def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
     try:
         return Rubric.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
-        )
-        raise RubricError(f"{source}: invalid rubric: {problems}") from exc
+        raise RubricError(f"{source}: invalid rubric: {validation_problems(exc)}") from exc
+
+
+def validation_problems(exc: ValidationError) -> str:
+    """Every problem of a YAML document's validation as `field.path: message`, on one line."""
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors())
 
 
 def load_rubric(path: str | Path | None = None) -> Rubric:

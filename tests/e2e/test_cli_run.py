@@ -57,7 +57,14 @@ def test_regressed_dataset_fails_with_exit_1_and_says_why(tmp_path):
     assert not report["gate"]["passed"]
     assert any("hard failure" in r for r in report["gate"]["reasons"])
     assert any("regression item faq-returns-stale failed" in r for r in report["gate"]["reasons"])
-    assert "faq-returns-stale" in (out / "report.html").read_text()
+    html = (out / "report.html").read_text()
+    assert "faq-returns-stale" in html
+    # Both lines are labelled: the Aggregate Lambda's report carries kappa per intent and locale.
+    calibration = report["calibration"]
+    assert calibration["kappa"]["n"] == 2
+    assert set(calibration["kappa_by_intent"]) == {"faq", "product_question"}
+    assert set(calibration["kappa_by_locale"]) == {"en-US"}
+    assert "Agreement with the human labels" in html and "intent product_question" in html
 
 
 def test_invalid_lines_reject_the_whole_file_with_exit_2(tmp_path, capsys):

@@ -1,0 +1,176 @@
+"""Calibration statistics against values computed by hand (the working is in the comments)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pytest
+
+from fmquality.calibration import (
+    average_ranks,
+    calibrate,
+    cohen_kappa,
+    kendall_tau_b,
+    rank_correlation,
+    spearman_rho,
+)
+from fmquality.models import EvaluationResult
+
+# Wikipedia's Spearman example: IQ against hours of TV a week, no ties.
+IQ = [106, 100, 86, 101, 99, 103, 97, 113, 112, 110]
+TV = [7, 27, 2, 50, 28, 29, 20, 12, 6, 17]
+
+
+def test_average_ranks_share_the_mean_rank_of_a_tie():
+    assert average_ranks([10, 20, 20, 30]) == [1, 2.5, 2.5, 4]
+    assert average_ranks([3, 3, 3]) == [2, 2, 2]
+    assert average_ranks([0.5, 0.1, 0.9, 0.1]) == [3, 1.5, 4, 1.5]
+    assert average_ranks([]) == []
+
+
+def test_spearman_and_kendall_without_ties():
+    # Ranks of IQ: 7 4 1 5 3 6 2 10 9 8; of TV: 2 7 1 10 8 9 6 4 3 5.
+    # d^2 = 25+9+0+25+25+9+16+36+36+9 = 194, rho = 1 - 6*194 / (10*(100-1)) = -29/165.
+    assert spearman_rho(IQ, TV) == pytest.approx(-29 / 165)
+    # Of the 45 pairs 20 are concordant and 25 discordant: tau = (20 - 25) / 45 = -1/9.
+    assert kendall_tau_b(IQ, TV) == pytest.approx(-1 / 9)
+
+
+def test_spearman_and_kendall_with_ties():
+    # x = 1..5, y = 5 6 7 8 7: y's two 7s share rank 3.5, so ranks y = 1 2 3.5 5 3.5.
+    # Deviations from the mean rank 3: x -2 -1 0 1 2; y -2 -1 .5 2 .5.
+    # sxy = 4+1+0+2+1 = 8, sxx = 10, syy = 4+1+.25+4+.25 = 9.5: rho = 8 / sqrt(95).
+    x, y = [1, 2, 3, 4, 5], [5, 6, 7, 8, 7]
+    assert spearman_rho(x, y) == pytest.approx(8 / math.sqrt(95))
+    # Of n0 = 10 pairs, 8 concordant, 1 discordant (4,5), 1 tied in y (3,5): n1 = 0, n2 = 1.
+    # tau-b = (8 - 1) / sqrt((10 - 0) (10 - 1)) = 7 / sqrt(90).
+    assert kendall_tau_b(x, y) == pytest.approx(7 / math.sqrt(90))
+
+
+def test_ties_on_both_sides():
+    # x = 1 1 2 2, y = 1 2 1 2: the two tied pairs in x and in y, and the other four pairs
+    # (1,1)-(2,2) concordant, (1,2)-(2,1) discordant, twice each: C - D = 0.
+    assert kendall_tau_b([1, 1, 2, 2], [1, 2, 1, 2]) == 0
+    assert spearman_rho([1, 1, 2, 2], [1, 2, 1, 2]) == 0
+    # x = 1 1 2, y = 1 1 2 (a pair tied in both): C = 2, D = 0, n0 = 3, n1 = n2 = 1: 2 / 2 = 1.
+    assert kendall_tau_b([1, 1, 2], [1, 1, 2]) == pytest.approx(1.0)
+
+
+def test_monotone_and_reversed():
+    x = [0.1, 0.4, 0.5, 0.9]
+    assert spearman_rho(x, [1, 8, 27, 64]) == pytest.approx(1.0)
+    assert kendall_tau_b(x, [1, 8, 27, 64]) == pytest.approx(1.0)
+    assert spearman_rho(x, [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert kendall_tau_b(x, [4, 3, 2, 1]) == pytest.approx(-1.0)
+
+
+def test_kendall_matches_counting_every_pair():
+    rng = random.Random(7)
+
+    def by_pairs(x, y):
+        c = d = tied_x = tied_y = 0
+        for i, j in itertools.combinations(range(len(x)), 2):
+            dx, dy = x[i] - x[j], y[i] - y[j]
+            tied_x += dx == 0
+            tied_y += dy == 0
+            c += dx * dy > 0
+            d += dx * dy < 0
+        n0 = len(x) * (len(x) - 1) // 2
+        return (c - d) / math.sqrt((n0 - tied_x) * (n0 - tied_y))
+
+    for _ in range(200):
+        n = rng.randint(2, 25)
+        x = [rng.randint(0, 4) / 4 for _ in range(n)]
+        y = [rng.randint(1, 6) / 2 for _ in range(n)]
+        if len(set(x)) > 1 and len(set(y)) > 1:
+            assert kendall_tau_b(x, y) == pytest.approx(by_pairs(x, y))
+
+
+def test_constant_and_empty_inputs_are_undefined_with_a_reason():
+    assert spearman_rho([0.5, 0.5, 0.5], [1, 2, 3]) is None
+    assert kendall_tau_b([1, 2, 3], [4, 4, 4]) is None
+    constant = rank_correlation([0.5, 0.5, 0.5], [1, 2, 3])
+    assert (constant.n, constant.rho, constant.tau_b) == (3, None, None)
+    assert constant.undefined_reason == "every score is the same"
+    assert rank_correlation([1, 2], [3, 3]).undefined_reason == "every rating is the same"
+    empty = rank_correlation([], [])
+    assert (empty.n, empty.rho, empty.tau_b) == (0, None, None) and "at least 2" in empty.undefined_reason
+    assert rank_correlation([1], [1]).undefined_reason.startswith("1 paired item")
+    with pytest.raises(ValueError):
+        rank_correlation([1, 2], [1])
+
+
+def test_rank_correlation_rounds_and_keeps_n():
+    r = rank_correlation(IQ, TV)
+    assert (r.n, r.rho, r.tau_b, r.undefined_reason) == (10, -0.1758, -0.1111, None)
+
+
+def test_cohen_kappa_textbook_table():
+    # Wikipedia's example: 20 both yes, 5 + 10 disagreements, 15 both no (n = 50).
+    # p_o = 35/50 = 0.7; yes-marginals 25/50 and 30/50: p_e = .5*.6 + .5*.4 = 0.5; kappa = .2/.5 = 0.4.
+    pairs = [(True, True)] * 20 + [(True, False)] * 5 + [(False, True)] * 10 + [(False, False)] * 15
+    k = cohen_kappa(pairs)
+    assert (k.n, k.value, k.undefined_reason) == (50, 0.4, None)
+    assert (k.passed_acceptable, k.passed_defective, k.failed_acceptable, k.failed_defective) == (20, 5, 10, 15)
+
+
+def test_cohen_kappa_perfect_chance_and_inverse():
+    assert cohen_kappa([(True, True), (False, False)]).value == 1.0
+    # 1 1 / 1 1: p_o = .5, p_e = .5 -> 0.
+    assert cohen_kappa([(True, True), (True, False), (False, True), (False, False)]).value == 0.0
+    assert cohen_kappa([(True, False), (False, True)]).value == -1.0
+
+
+def test_cohen_kappa_is_undefined_when_a_side_has_one_class():
+    assert cohen_kappa([]).undefined_reason == "no labelled item"
+    all_passed = cohen_kappa([(True, True), (True, False)])
+    assert all_passed.value is None and all_passed.undefined_reason == "every item passed"
+    assert all_passed.passed_acceptable == 1 and all_passed.passed_defective == 1
+    assert cohen_kappa([(False, True), (False, False)]).undefined_reason == "every item failed"
+    assert cohen_kappa([(True, True), (False, True)]).undefined_reason == "every label is acceptable"
+    assert cohen_kappa([(True, False), (False, False)]).undefined_reason == "every label is defective"
+
+
+def _result(test_id, intent, locale, passed, acceptable=None, status="scored"):
+    return EvaluationResult(test_id=test_id, intent=intent, locale=locale, status=status, passed=passed,
+                            threshold=0.8, rubric_version="test",
+                            label=None if acceptable is None else {"acceptable": acceptable})
+
+
+def test_run_calibration_gives_kappa_overall_per_intent_and_per_locale():
+    results = [
+        _result("faq-1", "faq", "en-US", True, True),
+        _result("faq-2", "faq", "en-US", False, False),
+        _result("faq-3", "faq", "ja-JP", False, True, status="unscored"),  # an unscored item fails
+        _result("chat-1", "chitchat", "ja-JP", True, False),
+        _result("chat-2", "chitchat", "ja-JP", True, True),
+        _result("chat-3", "chitchat", "en-US", True),  # unlabelled: not counted
+    ]
+    cal = calibrate(results)
+    assert (cal.labelled, cal.acceptable_failed, cal.defective_passed) == (5, 1, 1)
+    # All: PA 2, PD 1, FA 1, FD 1; p_o = 3/5, p_e = (3*3 + 2*2)/25 = 13/25, kappa = (15-13)/(25-13) = 1/6.
+    assert cal.kappa.value == pytest.approx(1 / 6, abs=1e-4) and cal.kappa.n == 5
+    # faq: PA 1, FD 1, FA 1: p_o = 2/3, p_e = (1*2 + 2*1)/9 = 4/9, kappa = (6-4)/(9-4) = 0.4.
+    assert cal.kappa_by_intent["faq"].value == 0.4
+    assert cal.kappa_by_intent["chitchat"].undefined_reason == "every item passed"
+    # en-US: PA 1, FD 1 -> 1.0; ja-JP: FA 1, PD 1, PA 1: p_o = 1/3, p_e = (2*2 + 1*1)/9 = 5/9 -> -0.5.
+    assert cal.kappa_by_locale["en-US"].value == 1.0
+    assert cal.kappa_by_locale["ja-JP"].value == -0.5
+    assert list(cal.kappa_by_intent) == ["chitchat", "faq"]
+    assert calibrate([_result("x", "faq", "en-US", True)]) is None
+
+
+def test_ratings_are_read_by_dotted_path_from_the_line():
+    from fmquality.calibration import rating_value
+    from fmquality.models import TestCase
+
+    case = TestCase.model_validate({"test_id": "t", "intent": "faq", "query": "q", "label": {"acceptable": False},
+                                    "human": {"naturalness": 4.5, "overall": "good", "raters": {"n": 3}, "x": math.nan}})
+    assert case.metadata["human"]["naturalness"] == 4.5  # unknown fields live in metadata
+    assert rating_value(case, "human.naturalness") == 4.5
+    assert rating_value(case, "human.raters.n") == 3.0
+    assert rating_value(case, "label.acceptable") == 0.0  # a boolean reads as 0/1
+    for missing in ("human.overall", "human.x", "human.missing", "human.naturalness.deeper", "nothing", "query"):
+        assert rating_value(case, missing) is None, missing

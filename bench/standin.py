@@ -91,10 +91,14 @@ def requested_tool_schema(request: dict[str, Any], tool_name: str = TOOL_NAME) -
     return None
 
 
+# The tool input's object of graded sub-scores (fmquality.judges.prompts: one level 1-5 per name).
+GRADES_KEY = "levels"
+
+
 def requested_sub_scores(request: dict[str, Any]) -> list[str]:
-    """The sub-score names the request's tool schema asks for (``sub_scores.properties``)."""
+    """The sub-score names the request's tool schema asks for (``levels.properties``)."""
     schema = requested_tool_schema(request) or {}
-    return list((((schema.get("properties") or {}).get("sub_scores") or {}).get("properties") or {}))
+    return list((((schema.get("properties") or {}).get(GRADES_KEY) or {}).get("properties") or {}))
 
 
 def _stable_fraction(*parts: str) -> float:
@@ -104,6 +108,11 @@ def _stable_fraction(*parts: str) -> float:
 
 def _fill(schema: dict[str, Any], path: str, seed: str) -> Any:
     kind = schema.get("type")
+    if schema.get("enum"):
+        # The upper 40% of the allowed values (levels 4 and 5 of 1-5), picked by a stable hash.
+        values = sorted(schema["enum"])
+        upper = [v for v in values if v >= values[0] + 0.6 * (values[-1] - values[0])] or values[-1:]
+        return upper[int(_stable_fraction(path, seed) * len(upper))]
     if kind == "object":
         return {name: _fill(sub, f"{path}.{name}", seed) for name, sub in (schema.get("properties") or {}).items()}
     if kind in ("number", "integer"):
@@ -122,8 +131,9 @@ def _fill(schema: dict[str, Any], path: str, seed: str) -> Any:
 
 def schema_verdict(request: dict[str, Any]) -> dict[str, Any]:
     """The default ``verdict_fn``: every property of the requested tool schema filled in, numbers
-    with a stable hash of (property path, user text) mapped to 0.6..1.0 of their range. The same
-    request always gets the same verdict; no offline judge is needed."""
+    with a stable hash of (property path, user text) mapped to 0.6..1.0 of their range, and
+    enumerated values (the 1-5 levels) to the upper 40% of them. The same request always gets the
+    same verdict; no offline judge is needed."""
     schema = requested_tool_schema(request)
     if schema is None:
         return {}
@@ -170,7 +180,10 @@ def offline_verdict_fn(rubric: Any = None) -> Callable[[dict[str, Any]], dict[st
             judged = module.offline_verdict(case, rubric, requested_sub_scores(request))
         except NoEvidence:
             return schema_verdict(request)  # a model answers anyway; the offline judge has no number
-        return judged.model_dump(mode="json")
+        # In the tool's format: the nearest of the five levels (0.0 -> 1, ..., 1.0 -> 5).
+        return {"evidence": judged.evidence, "rationale": judged.rationale,
+                GRADES_KEY: {n: 1 + round(v * 4) for n, v in judged.sub_scores.items()},
+                "confidence": judged.confidence}
 
     return verdict
 
@@ -679,11 +692,11 @@ class BedrockStandin:
         if kind == "text_only" or requested_tool_schema(request, tool_name) is None:
             content = [{"text": "I would rate this answer highly: 1.0 for every sub-score."}]
             return {"output": {"message": {"role": "assistant", "content": content}}, "stopReason": "end_turn"}
-        scores = tool_input.get("sub_scores")
+        scores = tool_input.get(GRADES_KEY)
         if kind == "missing_sub_score" and isinstance(scores, dict) and scores:
             scores.pop(next(reversed(scores)))
         if kind == "out_of_range" and isinstance(scores, dict) and scores:
-            scores[next(iter(scores))] = 1.7
+            scores[next(iter(scores))] = 7
         tool_use = {"toolUseId": "tooluse_" + uuid.uuid4().hex[:22], "name": tool_name, "input": tool_input}
         stop_reason = "max_tokens" if kind == "max_tokens" else "tool_use"
         return {

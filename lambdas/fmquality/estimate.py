@@ -40,8 +40,8 @@ def estimate_tokens(text: str) -> int:
 
 
 def _typical_verdict(sub_scores: list[str]) -> dict[str, Any]:
-    return {"sub_scores": {n: 0.85 for n in sub_scores}, "rationale": _TYPICAL_RATIONALE,
-            "evidence": _TYPICAL_EVIDENCE, "confidence": 0.8}
+    return {"evidence": _TYPICAL_EVIDENCE, "rationale": _TYPICAL_RATIONALE, "levels": {n: 4 for n in sub_scores},
+            "confidence": 0.8}
 
 
 class RunEstimate(BaseModel):

@@ -6,7 +6,7 @@ the dataset and the judge mode. Tokens are estimated at about four characters pe
 caching is assumed to work as Bedrock's does within its 5-minute lifetime: the static prefix (tool
 schema + system text) of a distinct prompt shape is written once, then read; a prefix shorter than
 the model's minimum cacheable length is never cached. Output tokens are those of a typical verdict
-(a short rationale and three evidence quotes), with ``max_tokens`` per call as the upper bound.
+(a short rationale and three evidence quotes), with each call's ``maxTokens`` as the upper bound.
 """
 
 from __future__ import annotations
@@ -104,6 +104,7 @@ def estimate_run(
         else:
             totals["input"] += prefix_tokens + user_tokens
         totals["output"] += estimate_tokens(verdict_json)
+        totals["max_output"] += params["inferenceConfig"]["maxTokens"]
         totals["calls"] += 1
 
     for case in cases:
@@ -128,7 +129,7 @@ def estimate_run(
     calls = totals["calls"]
     usage = JudgeUsage(calls=calls, input_tokens=totals["input"], output_tokens=totals["output"],
                        cache_read_tokens=totals["cache_read"], cache_write_tokens=totals["cache_write"])
-    worst = usage.model_copy(update={"output_tokens": calls * rubric.judge.max_tokens})
+    worst = usage.model_copy(update={"output_tokens": totals["max_output"]})
     price = rubric.judge.price_for(model_id)
     return RunEstimate(
         cases=case_count,
@@ -162,7 +163,7 @@ def format_estimate(estimate: RunEstimate) -> str:
         f"{e.sub_scores_judged} sub-scores left to the judge",
         f"input tokens: {e.input_tokens:,} uncached + {e.cache_write_tokens:,} cache write + "
         f"{e.cache_read_tokens:,} cache read (prefixes of {e.min_cache_tokens:,}+ tokens cached)",
-        f"output tokens: ~{e.output_tokens:,} expected, at most {e.max_output_tokens:,} (max_tokens per call)",
+        f"output tokens: ~{e.output_tokens:,} expected, at most {e.max_output_tokens:,} (each call's maxTokens)",
     ]
     if e.usd_estimate is None:
         lines.append(f"cost: no price for {e.model_id} in the rubric's judge.prices")

@@ -45,6 +45,8 @@ def test_estimate_counts_the_calls_a_run_would_make(capsys):
 
     combined = run_estimate(capsys, "--judge-mode", "combined")
     assert combined["calls"] == len({test_id for test_id, _ in scripted.calls}) <= per_dimension["calls"]
+    # A combined call's maxTokens grows with its dimensions: the upper bound sums the same budget.
+    assert combined["max_output_tokens"] == per_dimension["max_output_tokens"]
     assert combined["calls_per_case"] <= 1
     assert combined["sub_scores_judged"] == per_dimension["sub_scores_judged"]
 

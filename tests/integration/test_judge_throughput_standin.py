@@ -65,6 +65,7 @@ def test_combined_mode_sends_one_request_with_one_object_per_open_dimension(bedr
         assert sorted(schema["required"]) == sorted(opened)
         for dimension, names in opened.items():
             assert sorted(schema["properties"][dimension]["properties"]["levels"]["required"]) == sorted(names)
+        assert body["inferenceConfig"]["maxTokens"] == rubric.judge.max_tokens * len(opened)
         assert body["system"][1] == {"cachePoint": {"type": "default"}}
         assert result.status == "scored" and result.judge_calls == 1
     # The static text is the same for every case (all four dimensions), so the prompt cache is read.

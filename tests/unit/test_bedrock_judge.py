@@ -26,6 +26,7 @@ from fmquality.judges.prompts import (
     system_text,
 )
 from fmquality.models import SUB_SCORES, TestCase
+from fmquality.rubric import RubricError, default_rubric_path as rubric_path, parse_rubric
 
 EVENTS = Path(__file__).resolve().parents[1] / "events"
 MODEL_ID = "anthropic.claude-haiku-4-5-20251001-v1:0"
@@ -459,7 +460,7 @@ def test_check_hints_travel_inside_the_data_defanged_and_nothing_of_the_answer_o
 
 
 # -------------------------------------------------------------------------------------------------
-# Combined mode: one call, one verdict object per dimension
+# Combined mode: one call, one verdict object per dimension, maxTokens scaled
 # -------------------------------------------------------------------------------------------------
 
 FLUENCY_SUBS = ["grammar", "tone"]
@@ -482,7 +483,7 @@ def combined_reply(**levels_by_dimension) -> dict:
     return reply
 
 
-def test_combined_call_asks_each_dimension_in_order(rubric):
+def test_combined_call_asks_each_dimension_in_order_and_scales_max_tokens(rubric):
     with Harness() as h:
         h.stubber.add_response("converse", combined_reply(relevance={n: 4 for n in RELEVANCE_SUBS},
                                                           fluency={"grammar": 5, "tone": 1}))
@@ -491,6 +492,7 @@ def test_combined_call_asks_each_dimension_in_order(rubric):
     assert outcome.verdicts["relevance"].sub_scores == {n: 0.75 for n in RELEVANCE_SUBS}
     assert outcome.verdicts["fluency"].sub_scores == {"grammar": 1.0, "tone": 0.0}
     (sent,) = h.sent
+    assert sent["inferenceConfig"]["maxTokens"] == 2 * rubric.judge.max_tokens
     schema = sent["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]
     assert schema["required"] == ["relevance", "fluency"]  # canonical dimension order
     for dimension, names in (("relevance", RELEVANCE_SUBS), ("fluency", FLUENCY_SUBS)):
@@ -501,6 +503,20 @@ def test_combined_call_asks_each_dimension_in_order(rubric):
     data = user[user.index(CASE_BEGIN) + len(CASE_BEGIN) : user.index(CASE_END)]
     assert json.loads(data)["check_hints"] == {"fluency": ["grammar finding"], "relevance": ["relevance finding"]}
     assert "finding" not in outside_the_data(user)
+
+
+def test_combined_max_tokens_is_capped(rubric):
+    judge = rubric.judge.model_copy(update={"max_tokens": 1000, "max_tokens_cap": 2500})
+    capped = rubric.model_copy(update={"judge": judge})
+    assert [capped.judge.max_tokens_for(n) for n in (1, 2, 3, 4)] == [1000, 2000, 2500, 2500]
+    with Harness() as h:
+        h.stubber.add_response("converse", combined_reply(relevance={n: 4 for n in RELEVANCE_SUBS},
+                                                          fluency={"grammar": 5, "tone": 5}))
+        h.judge.judge_combined(combined_request(capped), capped)
+    assert h.sent[0]["inferenceConfig"]["maxTokens"] == 2000
+    raw = Path(rubric_path()).read_text(encoding="utf-8").replace("max_tokens_cap: 3200", "max_tokens_cap: 500")
+    with pytest.raises(RubricError, match="max_tokens_cap"):
+        parse_rubric(raw)
 
 
 @pytest.mark.parametrize("bad", [{"grammar": 5, "tone": 6}, {"grammar": 5, "tone": "5"}, {"grammar": 5}])

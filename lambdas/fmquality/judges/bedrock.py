@@ -68,7 +68,7 @@ TRANSIENT_CODES = frozenset(
 )
 TRANSPORT_ERRORS = (ReadTimeoutError, ConnectTimeoutError, EndpointConnectionError, ConnectionClosedError)
 
-# A judge reply is at most max_tokens (800) of tool input: a minute is generous, and a hung
+# A judge reply is at most max_tokens_cap (3,200) tokens of tool input: a minute is generous, and a hung
 # connection must not eat the Lambda's whole timeout.
 DEFAULT_READ_TIMEOUT_S = 60.0
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
@@ -130,13 +130,20 @@ class BedrockJudge:
 
     def converse_params(self, prompt: JudgePrompt | CombinedJudgePrompt, rubric: "Rubric") -> dict[str, Any]:
         """The exact Converse request for one prompt (one dimension, or several in combined mode)."""
-        tool = (combined_verdict_tool_spec(prompt.sub_scores) if isinstance(prompt, CombinedJudgePrompt)
-                else verdict_tool_spec(prompt.sub_scores))
+        if isinstance(prompt, CombinedJudgePrompt):
+            # One verdict per dimension: the output budget grows with the dimensions graded.
+            tool = combined_verdict_tool_spec(prompt.sub_scores)
+            max_tokens = rubric.judge.max_tokens_for(len(prompt.sub_scores))
+        else:
+            tool, max_tokens = verdict_tool_spec(prompt.sub_scores), rubric.judge.max_tokens
+        # The cachePoint closes the static prefix. Assumption (Anthropic's prompt order, tools then
+        # system then messages, which the stand-in and `fmquality estimate` share): the cached prefix
+        # is the tool schema plus the system text, both fixed by the rubric and the requested sub-scores.
         return {
             "modelId": self.model_id,
             "system": [{"text": prompt.system}, {"cachePoint": {"type": "default"}}],
             "messages": [{"role": "user", "content": [{"text": prompt.user}]}],
-            "inferenceConfig": {"temperature": rubric.judge.temperature, "maxTokens": rubric.judge.max_tokens},
+            "inferenceConfig": {"temperature": rubric.judge.temperature, "maxTokens": max_tokens},
             "toolConfig": {
                 "tools": [{"toolSpec": tool}],
                 "toolChoice": {"tool": {"name": TOOL_NAME}},

@@ -11,9 +11,11 @@ What it simulates, and how closely:
 - token usage: ``ceil(len(text) / 4)`` per text (system blocks, message texts and the JSON of the
   tool config). ``inputTokens`` is the uncached part only, as Bedrock reports it;
 - prompt caching: the tools plus the system blocks before a ``cachePoint`` form the cached prefix,
-  keyed by (modelId, hash of that prefix), when it reaches ``min_cache_tokens`` (1,024 by default,
-  Claude Sonnet's minimum). The first request writes it (``cacheWriteInputTokens``), later ones read
-  it (``cacheReadInputTokens``) until ``cache_ttl_s`` (5 minutes, refreshed on every hit) expires;
+  keyed by (modelId, hash of that prefix), when it reaches the model's minimum: by default the
+  rubric's ``judge.min_cache_tokens`` entry for the modelId (4,096 for Claude Haiku 4.5; a model the
+  table does not list is not cached), or ``min_cache_tokens`` for every model. The first request
+  writes it (``cacheWriteInputTokens``), later ones read it (``cacheReadInputTokens``) until
+  ``cache_ttl_s`` (5 minutes, refreshed on every hit) expires;
 - latency: ``latency_s`` per successful call (a number or ``fn(request) -> seconds``), slept in the
   handler thread;
 - quota: token buckets for requests per second and tokens per minute. A request that finds either
@@ -298,7 +300,8 @@ class BedrockStandin:
       fault_rate          probability that an admitted request gets a random fault (seeded)
       fault_kinds         which faults the random draw picks from (default: "500")
       seed                seed of the fault RNG
-      min_cache_tokens    minimum cacheable prefix, in estimated tokens (default 1024)
+      min_cache_tokens    minimum cacheable prefix for every model, in estimated tokens (default: per
+                          model, from the default rubric's judge.min_cache_tokens)
       cache_ttl_s         prompt-cache lifetime, refreshed on every hit (default 300)
       hang_s              how long a "timeout" fault holds the request (default 30; ``stop`` ends it)
       keep_bodies         keep each parsed request body in the log (turn off for long benchmarks)
@@ -317,7 +320,7 @@ class BedrockStandin:
         fault_rate: float = 0.0,
         fault_kinds: Iterable[str] = ("500",),
         seed: int = 0,
-        min_cache_tokens: int = 1024,
+        min_cache_tokens: int | None = None,
         cache_ttl_s: float = 300.0,
         hang_s: float = 30.0,
         keep_bodies: bool = True,
@@ -334,6 +337,10 @@ class BedrockStandin:
         self.latency_s = latency_s
         self.fault_rate = fault_rate
         self.min_cache_tokens = min_cache_tokens
+        if min_cache_tokens is None:
+            from fmquality.rubric import load_rubric  # the table `fmquality estimate` reads too
+
+            self._table_minimum = load_rubric().judge.min_cache_tokens_for
         self.cache_ttl_s = cache_ttl_s
         self.hang_s = hang_s
         self.keep_bodies = keep_bodies
@@ -671,7 +678,8 @@ class BedrockStandin:
     def _use_cache(self, model_id: str, prompt: dict[str, Any]) -> tuple[int, int]:
         """(cache read tokens, cache write tokens) for an admitted request (caller holds the lock)."""
         tokens, key = prompt["prefix_tokens"], prompt["prefix_key"]
-        if key is None or tokens < self.min_cache_tokens:
+        minimum = self._min_cache_tokens(model_id)
+        if key is None or minimum is None or tokens < minimum:
             return 0, 0
         now = self._clock()
         expiry = self._cache.get((model_id, key))
@@ -681,6 +689,9 @@ class BedrockStandin:
             return tokens, 0
         self._count(model_id, "cache_writes")
         return 0, tokens
+
+    def _min_cache_tokens(self, model_id: str) -> int | None:
+        return self.min_cache_tokens if self.min_cache_tokens is not None else self._table_minimum(model_id)
 
     @staticmethod
     def _reply(request: dict[str, Any], tool_input: dict[str, Any], kind: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from fmquality.judges.cache import CachingJudge, LocalVerdictStore
 from fmquality.judges.concurrency import AimdController
 
 ROOT = Path(__file__).resolve().parents[2]
-MODEL_ID = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
+MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"  # the rubric's judge
 
 
 @pytest.fixture(scope="module")

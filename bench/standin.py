@@ -113,7 +113,7 @@ def _fill(schema: dict[str, Any], path: str, seed: str) -> Any:
     if schema.get("enum"):
         # The upper 40% of the allowed values (levels 4 and 5 of 1-5), picked by a stable hash.
         values = sorted(schema["enum"])
-        upper = [v for v in values if v >= values[0] + 0.6 * (values[-1] - values[0])] or values[-1:]
+        upper = [v for v in values if v >= values[0] + 0.6 * (values[-1] - values[0])]
         return upper[int(_stable_fraction(path, seed) * len(upper))]
     if kind == "object":
         return {name: _fill(sub, f"{path}.{name}", seed) for name, sub in (schema.get("properties") or {}).items()}

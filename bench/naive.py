@@ -35,7 +35,7 @@ class NaiveEvaluator:
 
     def _ask(self, dimension: str, sub_score: str, case: TestCase) -> float | None:
         user = (
-            f"Score the sub-score {sub_score} of the dimension {dimension} from 0.0 to 1.0.\n\n"
+            f"Grade the sub-score {sub_score} of the dimension {dimension} on the levels 1 to 5.\n\n"
             f"{fenced_case_text(render_case(case), response_text(case))}\n\n"
             f"Record the verdict with the {TOOL_NAME} tool."
         )

@@ -11,9 +11,11 @@ What it simulates, and how closely:
 - token usage: ``ceil(len(text) / 4)`` per text (system blocks, message texts and the JSON of the
   tool config). ``inputTokens`` is the uncached part only, as Bedrock reports it;
 - prompt caching: the tools plus the system blocks before a ``cachePoint`` form the cached prefix,
-  keyed by (modelId, hash of that prefix), when it reaches ``min_cache_tokens`` (1,024 by default,
-  Claude Sonnet's minimum). The first request writes it (``cacheWriteInputTokens``), later ones read
-  it (``cacheReadInputTokens``) until ``cache_ttl_s`` (5 minutes, refreshed on every hit) expires;
+  keyed by (modelId, hash of that prefix), when it reaches the model's minimum: by default the
+  rubric's ``judge.min_cache_tokens`` entry for the modelId (4,096 for Claude Haiku 4.5; a model the
+  table does not list is not cached), or ``min_cache_tokens`` for every model. The first request
+  writes it (``cacheWriteInputTokens``), later ones read it (``cacheReadInputTokens``) until
+  ``cache_ttl_s`` (5 minutes, refreshed on every hit) expires;
 - latency: ``latency_s`` per successful call (a number or ``fn(request) -> seconds``), slept in the
   handler thread;
 - quota: token buckets for requests per second and tokens per minute. A request that finds either
@@ -91,10 +93,14 @@ def requested_tool_schema(request: dict[str, Any], tool_name: str = TOOL_NAME) -
     return None
 
 
+# The tool input's object of graded sub-scores (fmquality.judges.prompts: one level 1-5 per name).
+GRADES_KEY = "levels"
+
+
 def requested_sub_scores(request: dict[str, Any]) -> list[str]:
-    """The sub-score names the request's tool schema asks for (``sub_scores.properties``)."""
+    """The sub-score names the request's tool schema asks for (``levels.properties``)."""
     schema = requested_tool_schema(request) or {}
-    return list((((schema.get("properties") or {}).get("sub_scores") or {}).get("properties") or {}))
+    return list((((schema.get("properties") or {}).get(GRADES_KEY) or {}).get("properties") or {}))
 
 
 def _stable_fraction(*parts: str) -> float:
@@ -104,6 +110,11 @@ def _stable_fraction(*parts: str) -> float:
 
 def _fill(schema: dict[str, Any], path: str, seed: str) -> Any:
     kind = schema.get("type")
+    if schema.get("enum"):
+        # The upper 40% of the allowed values (levels 4 and 5 of 1-5), picked by a stable hash.
+        values = sorted(schema["enum"])
+        upper = [v for v in values if v >= values[0] + 0.6 * (values[-1] - values[0])]
+        return upper[int(_stable_fraction(path, seed) * len(upper))]
     if kind == "object":
         return {name: _fill(sub, f"{path}.{name}", seed) for name, sub in (schema.get("properties") or {}).items()}
     if kind in ("number", "integer"):
@@ -122,8 +133,9 @@ def _fill(schema: dict[str, Any], path: str, seed: str) -> Any:
 
 def schema_verdict(request: dict[str, Any]) -> dict[str, Any]:
     """The default ``verdict_fn``: every property of the requested tool schema filled in, numbers
-    with a stable hash of (property path, user text) mapped to 0.6..1.0 of their range. The same
-    request always gets the same verdict; no offline judge is needed."""
+    with a stable hash of (property path, user text) mapped to 0.6..1.0 of their range, and
+    enumerated values (the 1-5 levels) to the upper 40% of them. The same request always gets the
+    same verdict; no offline judge is needed."""
     schema = requested_tool_schema(request)
     if schema is None:
         return {}
@@ -170,7 +182,10 @@ def offline_verdict_fn(rubric: Any = None) -> Callable[[dict[str, Any]], dict[st
             judged = module.offline_verdict(case, rubric, requested_sub_scores(request))
         except NoEvidence:
             return schema_verdict(request)  # a model answers anyway; the offline judge has no number
-        return judged.model_dump(mode="json")
+        # In the tool's format: the nearest of the five levels (0.0 -> 1, ..., 1.0 -> 5).
+        return {"evidence": judged.evidence, "rationale": judged.rationale,
+                GRADES_KEY: {n: 1 + round(v * 4) for n, v in judged.sub_scores.items()},
+                "confidence": judged.confidence}
 
     return verdict
 
@@ -285,7 +300,8 @@ class BedrockStandin:
       fault_rate          probability that an admitted request gets a random fault (seeded)
       fault_kinds         which faults the random draw picks from (default: "500")
       seed                seed of the fault RNG
-      min_cache_tokens    minimum cacheable prefix, in estimated tokens (default 1024)
+      min_cache_tokens    minimum cacheable prefix for every model, in estimated tokens (default: per
+                          model, from the default rubric's judge.min_cache_tokens)
       cache_ttl_s         prompt-cache lifetime, refreshed on every hit (default 300)
       hang_s              how long a "timeout" fault holds the request (default 30; ``stop`` ends it)
       keep_bodies         keep each parsed request body in the log (turn off for long benchmarks)
@@ -304,7 +320,7 @@ class BedrockStandin:
         fault_rate: float = 0.0,
         fault_kinds: Iterable[str] = ("500",),
         seed: int = 0,
-        min_cache_tokens: int = 1024,
+        min_cache_tokens: int | None = None,
         cache_ttl_s: float = 300.0,
         hang_s: float = 30.0,
         keep_bodies: bool = True,
@@ -321,6 +337,10 @@ class BedrockStandin:
         self.latency_s = latency_s
         self.fault_rate = fault_rate
         self.min_cache_tokens = min_cache_tokens
+        if min_cache_tokens is None:
+            from fmquality.rubric import load_rubric  # the table `fmquality estimate` reads too
+
+            self._table_minimum = load_rubric().judge.min_cache_tokens_for
         self.cache_ttl_s = cache_ttl_s
         self.hang_s = hang_s
         self.keep_bodies = keep_bodies
@@ -658,7 +678,8 @@ class BedrockStandin:
     def _use_cache(self, model_id: str, prompt: dict[str, Any]) -> tuple[int, int]:
         """(cache read tokens, cache write tokens) for an admitted request (caller holds the lock)."""
         tokens, key = prompt["prefix_tokens"], prompt["prefix_key"]
-        if key is None or tokens < self.min_cache_tokens:
+        minimum = self._min_cache_tokens(model_id)
+        if key is None or minimum is None or tokens < minimum:
             return 0, 0
         now = self._clock()
         expiry = self._cache.get((model_id, key))
@@ -668,6 +689,9 @@ class BedrockStandin:
             return tokens, 0
         self._count(model_id, "cache_writes")
         return 0, tokens
+
+    def _min_cache_tokens(self, model_id: str) -> int | None:
+        return self.min_cache_tokens if self.min_cache_tokens is not None else self._table_minimum(model_id)
 
     @staticmethod
     def _reply(request: dict[str, Any], tool_input: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -679,11 +703,11 @@ class BedrockStandin:
         if kind == "text_only" or requested_tool_schema(request, tool_name) is None:
             content = [{"text": "I would rate this answer highly: 1.0 for every sub-score."}]
             return {"output": {"message": {"role": "assistant", "content": content}}, "stopReason": "end_turn"}
-        scores = tool_input.get("sub_scores")
+        scores = tool_input.get(GRADES_KEY)
         if kind == "missing_sub_score" and isinstance(scores, dict) and scores:
             scores.pop(next(reversed(scores)))
         if kind == "out_of_range" and isinstance(scores, dict) and scores:
-            scores[next(iter(scores))] = 1.7
+            scores[next(iter(scores))] = 7
         tool_use = {"toolUseId": "tooluse_" + uuid.uuid4().hex[:22], "name": tool_name, "input": tool_input}
         stop_reason = "max_tokens" if kind == "max_tokens" else "tool_use"
         return {

@@ -67,8 +67,9 @@ def _build_parser() -> argparse.ArgumentParser:
     estimate.add_argument("--judge-mode", choices=["per_dimension", "combined"],
                           help="default: the rubric's judge.mode")
     estimate.add_argument("--judge-model-id", help="model whose prices apply (default: the rubric's)")
-    estimate.add_argument("--min-cache-tokens", type=int, default=1024,
-                          help="the model's minimum cacheable prompt prefix, in tokens (default 1024)")
+    estimate.add_argument("--min-cache-tokens", type=int,
+                          help="the model's minimum cacheable prompt prefix, in tokens "
+                               "(default: the rubric's judge.min_cache_tokens entry for the model)")
     estimate.add_argument("--skip-invalid", action="store_true", help="estimate the valid lines only")
     estimate.add_argument("--json", action="store_true", help="print the estimate as JSON")
 

@@ -5,8 +5,9 @@ and every prompt is built by the real Bedrock prompt builder, so the estimate fo
 the dataset and the judge mode. Tokens are estimated at about four characters per token. Prompt
 caching is assumed to work as Bedrock's does within its 5-minute lifetime: the static prefix (tool
 schema + system text) of a distinct prompt shape is written once, then read; a prefix shorter than
-the model's minimum cacheable length is never cached. Output tokens are those of a typical verdict
-(a short rationale and three evidence quotes), with ``max_tokens`` per call as the upper bound.
+the model's minimum cacheable length (the rubric's ``judge.min_cache_tokens``) is never cached, and
+a model the table does not list is assumed not to cache. Output tokens are those of a typical verdict
+(a short rationale and three evidence quotes), with each call's ``maxTokens`` as the upper bound.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from fmquality.rubric import Rubric
 
 CHARS_PER_TOKEN = 4
-# Claude Sonnet's minimum cacheable prefix; other models need more (check the model's documentation).
-DEFAULT_MIN_CACHE_TOKENS = 1024
 _TYPICAL_RATIONALE = "x" * 320  # two to four sentences
 _TYPICAL_EVIDENCE = ["x" * 60] * 3  # three short quotes
 
@@ -40,8 +39,8 @@ def estimate_tokens(text: str) -> int:
 
 
 def _typical_verdict(sub_scores: list[str]) -> dict[str, Any]:
-    return {"sub_scores": {n: 0.85 for n in sub_scores}, "rationale": _TYPICAL_RATIONALE,
-            "evidence": _TYPICAL_EVIDENCE, "confidence": 0.8}
+    return {"evidence": _TYPICAL_EVIDENCE, "rationale": _TYPICAL_RATIONALE, "levels": {n: 4 for n in sub_scores},
+            "confidence": 0.8}
 
 
 class RunEstimate(BaseModel):
@@ -62,7 +61,10 @@ class RunEstimate(BaseModel):
     usd_estimate: float | None
     usd_upper_bound: float | None
     price: dict[str, float] | None
-    min_cache_tokens: int
+    # The model's minimum cacheable prefix (None: not in the rubric's table, no caching assumed) and
+    # the smallest static prefix the run sends.
+    min_cache_tokens: int | None
+    smallest_prefix_tokens: int | None
 
     def usage(self) -> JudgeUsage:
         return JudgeUsage(calls=self.calls, input_tokens=self.input_tokens, output_tokens=self.output_tokens,
@@ -75,13 +77,17 @@ def estimate_run(
     *,
     mode: str | None = None,
     model_id: str | None = None,
-    min_cache_tokens: int = DEFAULT_MIN_CACHE_TOKENS,
+    min_cache_tokens: int | None = None,
 ) -> RunEstimate:
+    """``min_cache_tokens`` overrides the rubric's entry for the model."""
     from fmquality.judges.bedrock import BedrockJudge  # the real request builder; no client is created
 
     mode = mode or rubric.judge.mode
     model_id = model_id or rubric.judge.model_id
     builder = BedrockJudge(model_id)
+    if min_cache_tokens is None:
+        min_cache_tokens = rubric.judge.min_cache_tokens_for(model_id)
+    prefix_sizes: set[int] = set()
     seen_prefixes: set[str] = set()
     by_dimension: Counter[str] = Counter()
     totals = Counter()
@@ -93,7 +99,8 @@ def estimate_run(
         user = "".join(b["text"] for m in params["messages"] for b in m["content"])
         prefix_tokens = estimate_tokens(tools) + estimate_tokens(system)
         user_tokens = estimate_tokens(user)
-        if prefix_tokens >= min_cache_tokens:
+        prefix_sizes.add(prefix_tokens)
+        if min_cache_tokens is not None and prefix_tokens >= min_cache_tokens:
             key = tools + "\x1d" + system
             if key in seen_prefixes:
                 totals["cache_read"] += prefix_tokens
@@ -104,6 +111,7 @@ def estimate_run(
         else:
             totals["input"] += prefix_tokens + user_tokens
         totals["output"] += estimate_tokens(verdict_json)
+        totals["max_output"] += params["inferenceConfig"]["maxTokens"]
         totals["calls"] += 1
 
     for case in cases:
@@ -128,7 +136,7 @@ def estimate_run(
     calls = totals["calls"]
     usage = JudgeUsage(calls=calls, input_tokens=totals["input"], output_tokens=totals["output"],
                        cache_read_tokens=totals["cache_read"], cache_write_tokens=totals["cache_write"])
-    worst = usage.model_copy(update={"output_tokens": calls * rubric.judge.max_tokens})
+    worst = usage.model_copy(update={"output_tokens": totals["max_output"]})
     price = rubric.judge.price_for(model_id)
     return RunEstimate(
         cases=case_count,
@@ -149,7 +157,19 @@ def estimate_run(
         usd_upper_bound=round(cost_usd(worst, price), 4) if price else None,
         price=price.model_dump() if price else None,
         min_cache_tokens=min_cache_tokens,
+        smallest_prefix_tokens=min(prefix_sizes, default=None),
     )
+
+
+def _caching_line(e: RunEstimate) -> str:
+    if e.min_cache_tokens is None:
+        return f"prompt caching: {e.model_id} has no judge.min_cache_tokens entry in the rubric: not assumed"
+    if e.smallest_prefix_tokens is None:
+        return f"prompt caching: prefixes of {e.min_cache_tokens:,}+ tokens are cached for {e.model_id}"
+    verdict = ("every static prefix is cached" if e.smallest_prefix_tokens >= e.min_cache_tokens
+               else "WARNING: shorter static prefixes are NOT cached")
+    return (f"prompt caching: smallest static prefix ~{e.smallest_prefix_tokens:,} tokens, minimum for "
+            f"{e.model_id} {e.min_cache_tokens:,}: {verdict}")
 
 
 def format_estimate(estimate: RunEstimate) -> str:
@@ -161,8 +181,9 @@ def format_estimate(estimate: RunEstimate) -> str:
         f"{e.cases - e.cases_needing_judge} case(s) fully settled by the checks; "
         f"{e.sub_scores_judged} sub-scores left to the judge",
         f"input tokens: {e.input_tokens:,} uncached + {e.cache_write_tokens:,} cache write + "
-        f"{e.cache_read_tokens:,} cache read (prefixes of {e.min_cache_tokens:,}+ tokens cached)",
-        f"output tokens: ~{e.output_tokens:,} expected, at most {e.max_output_tokens:,} (max_tokens per call)",
+        f"{e.cache_read_tokens:,} cache read",
+        _caching_line(e),
+        f"output tokens: ~{e.output_tokens:,} expected, at most {e.max_output_tokens:,} (each call's maxTokens)",
     ]
     if e.usd_estimate is None:
         lines.append(f"cost: no price for {e.model_id} in the rubric's judge.prices")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator, model_validator
 
 from fmquality.models import DIMENSIONS, SUB_SCORES, Intent
 
@@ -95,28 +95,49 @@ class ModelPrice(BaseModel):
     cache_write: float = Field(ge=0.0)
 
 
+def _for_model(table: dict, model_id: str | None):
+    """A per-model rubric entry; an inference profile ("us.anthropic.x", "global.anthropic.x") without
+    its own entry falls back to its foundation model ("anthropic.x")."""
+    if not model_id:
+        return None
+    if model_id in table:
+        return table[model_id]
+    _, _, rest = model_id.partition(".")
+    return table.get(rest) if rest and "." in rest else None
+
+
 class JudgeSettings(BaseModel):
-    model_id: str = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
+    model_id: str = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
     mode: Literal["per_dimension", "combined"] = "per_dimension"
     temperature: float = Field(default=0.0, ge=0.0, le=1.0)
+    # Output tokens per dimension; a combined call asks for max_tokens x its dimensions, at most
+    # max_tokens_cap (Bedrock reserves maxTokens against the tokens-per-minute quota at admission).
     max_tokens: int = Field(default=800, gt=0)
+    max_tokens_cap: int = Field(default=3200, gt=0)
     max_attempts: int = Field(default=5, ge=1)
     base_delay_s: float = Field(default=0.5, ge=0.0)
     max_delay_s: float = Field(default=8.0, ge=0.0)
     # Model id (foundation model or inference profile) -> price; see the rubric YAML for the source.
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    # Model id -> minimum cacheable prompt prefix in tokens; see the rubric YAML for the source.
+    min_cache_tokens: dict[str, PositiveInt] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _cap_covers_one_dimension(self) -> "JudgeSettings":
+        if self.max_tokens_cap < self.max_tokens:
+            raise ValueError(f"max_tokens_cap ({self.max_tokens_cap}) must be at least max_tokens ({self.max_tokens})")
+        return self
 
     def price_for(self, model_id: str | None) -> ModelPrice | None:
-        """The price of a model id; an inference profile ("us.anthropic.x") falls back to its
-        foundation model ("anthropic.x")."""
-        if not model_id:
-            return None
-        if model_id in self.prices:
-            return self.prices[model_id]
-        first, _, rest = model_id.partition(".")
-        if rest and "." in rest and rest in self.prices:
-            return self.prices[rest]
-        return None
+        return _for_model(self.prices, model_id)
+
+    def min_cache_tokens_for(self, model_id: str | None) -> int | None:
+        """The model's minimum cacheable prefix; None for a model the table does not list."""
+        return _for_model(self.min_cache_tokens, model_id)
+
+    def max_tokens_for(self, dimensions: int) -> int:
+        """maxTokens of a call that grades ``dimensions`` dimensions."""
+        return min(self.max_tokens_cap, self.max_tokens * max(1, dimensions))
 
 
 class Rubric(BaseModel):

@@ -21,7 +21,7 @@ from fmquality.judges.bedrock import BedrockJudge
 from fmquality.judges.offline import OfflineJudge
 from fmquality.models import TestCase
 
-MODEL_ID = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
+MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"  # the rubric's judge
 RELEVANCE_SUBS = ["intent_relevance", "product_relevance", "context_relevance"]
 
 
@@ -191,22 +191,34 @@ def test_a_seeded_fault_rate_injects_random_faults_that_the_counters_record():
     assert run() == first  # the same seed draws the same faults
 
 
-def test_prompt_cache_needs_the_minimum_prefix_and_is_kept_per_model(bedrock_standin):
+def test_prompt_cache_needs_each_models_minimum_from_the_rubric_and_is_kept_per_model(bedrock_standin, rubric):
     client = bedrock_standin.client()
-    short = client.converse(**converse_params("Too short to cache."))["usage"]
-    assert short["cacheWriteInputTokens"] == 0 and short["cacheReadInputTokens"] == 0
+    haiku, sonnet = MODEL_ID, "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
+    assert rubric.judge.min_cache_tokens_for(haiku) == 4096 and rubric.judge.min_cache_tokens_for(sonnet) == 1024
 
-    long_system = "x" * (4 * 1100)
-    first = client.converse(**converse_params(long_system))["usage"]
-    again = client.converse(**converse_params(long_system))["usage"]
-    other_model = client.converse(**converse_params(long_system, model_id="anthropic.claude-3-5-haiku"))["usage"]
-    assert first["cacheWriteInputTokens"] >= 1100 and first["cacheReadInputTokens"] == 0
-    assert again["cacheReadInputTokens"] == first["cacheWriteInputTokens"] and again["cacheWriteInputTokens"] == 0
-    assert other_model["cacheWriteInputTokens"] == first["cacheWriteInputTokens"]
-    for usage in (first, again):
-        assert usage["totalTokens"] == (
-            usage["inputTokens"] + usage["outputTokens"] + usage["cacheReadInputTokens"] + usage["cacheWriteInputTokens"]
+    def usage(system_text: str, model_id: str = haiku) -> dict:
+        return client.converse(**converse_params(system_text, model_id=model_id))["usage"]
+
+    below_haiku = "x" * (4 * 4000)  # 4,000 estimated tokens: enough for Sonnet, not for Haiku 4.5
+    assert usage(below_haiku)["cacheWriteInputTokens"] == 0
+    assert usage(below_haiku, sonnet)["cacheWriteInputTokens"] == 4000
+    assert usage(below_haiku, "anthropic.unlisted-model-v1:0")["cacheWriteInputTokens"] == 0  # not in the table
+
+    long_system = "x" * (4 * 4200)
+    first, again, other_model = usage(long_system), usage(long_system), usage(long_system, sonnet)
+    assert first["cacheWriteInputTokens"] == 4200 and first["cacheReadInputTokens"] == 0
+    assert again["cacheReadInputTokens"] == 4200 and again["cacheWriteInputTokens"] == 0
+    assert other_model["cacheWriteInputTokens"] == 4200  # the cache is kept per model
+    for one in (first, again):
+        assert one["totalTokens"] == (
+            one["inputTokens"] + one["outputTokens"] + one["cacheReadInputTokens"] + one["cacheWriteInputTokens"]
         )
+
+
+def test_an_explicit_minimum_applies_to_every_model():
+    with BedrockStandin(min_cache_tokens=1024) as standin:
+        usage = standin.client().converse(**converse_params("x" * (4 * 1100)))["usage"]
+    assert usage["cacheWriteInputTokens"] == 1100
 
 
 # -------------------------------------------------------------------------------------------------
@@ -341,7 +353,7 @@ def test_prompt_cache_request_shape_and_usage(bedrock_standin, rubric):
     for body in sent:
         text_block, cache_point = body["system"]
         assert set(text_block) == {"text"} and cache_point == {"cachePoint": {"type": "default"}}
-        assert estimate_tokens(text_block["text"]) >= 1024
+        assert estimate_tokens(text_block["text"]) >= rubric.judge.min_cache_tokens_for(MODEL_ID)
         assert body["toolConfig"]["toolChoice"] == {"tool": {"name": "record_verdict"}}
     assert sent[0]["system"] == sent[1]["system"] != sent[2]["system"]
     assert sent[0]["messages"] != sent[1]["messages"]
@@ -375,5 +387,6 @@ def test_offline_derived_verdicts_match_the_offline_judge(bedrock_standin, rubri
         request = make_request(make_case(3), rubric, dimension=dimension, sub_scores=asked)
         outcome = judge.judge(request, rubric)
         expected = OfflineJudge().judge(request, rubric).verdict
-        assert outcome.ok and outcome.verdict.sub_scores == expected.sub_scores
+        # The stand-in answers in levels: the offline sub-scores rounded to the nearest level.
+        assert outcome.ok and outcome.verdict.sub_scores == {n: round(v * 4) / 4 for n, v in expected.sub_scores.items()}
         assert outcome.verdict.rationale == expected.rationale

@@ -45,6 +45,8 @@ def test_estimate_counts_the_calls_a_run_would_make(capsys):
 
     combined = run_estimate(capsys, "--judge-mode", "combined")
     assert combined["calls"] == len({test_id for test_id, _ in scripted.calls}) <= per_dimension["calls"]
+    # A combined call's maxTokens grows with its dimensions: the upper bound sums the same budget.
+    assert combined["max_output_tokens"] == per_dimension["max_output_tokens"]
     assert combined["calls_per_case"] <= 1
     assert combined["sub_scores_judged"] == per_dimension["sub_scores_judged"]
 
@@ -66,10 +68,30 @@ def test_estimate_prices_the_tokens_with_the_rubric_table(capsys):
     assert unknown["usd_estimate"] is None and unknown["calls"] == estimate["calls"]
 
 
+def test_estimate_caches_by_the_rubric_table_of_the_chosen_model(capsys):
+    rubric = load_rubric()
+    pinned = run_estimate(capsys)
+    assert pinned["min_cache_tokens"] == rubric.judge.min_cache_tokens_for(rubric.judge.model_id) == 4096
+    assert pinned["smallest_prefix_tokens"] >= 4096 and pinned["cache_read_tokens"] > 0
+    sonnet = run_estimate(capsys, "--judge-model-id", "eu.anthropic.claude-3-7-sonnet-20250219-v1:0")
+    assert sonnet["min_cache_tokens"] == 1024
+    unlisted = run_estimate(capsys, "--judge-model-id", "anthropic.unpriced-model-v1:0")
+    assert unlisted["min_cache_tokens"] is None
+    assert unlisted["cache_read_tokens"] == unlisted["cache_write_tokens"] == 0
+    assert unlisted["input_tokens"] == pinned["input_tokens"] + pinned["cache_read_tokens"] + pinned["cache_write_tokens"]
+    override = run_estimate(capsys, "--min-cache-tokens", str(pinned["smallest_prefix_tokens"] * 10))
+    assert override["min_cache_tokens"] == pinned["smallest_prefix_tokens"] * 10
+    assert override["cache_read_tokens"] == override["cache_write_tokens"] == 0
+
+    assert main(["estimate", "--dataset", str(GOOD), "--judge-model-id", "anthropic.unpriced-model-v1:0"]) == 0
+    assert "has no judge.min_cache_tokens entry in the rubric: not assumed" in capsys.readouterr().out
+
+
 def test_estimate_text_output_and_bad_input(capsys, tmp_path):
     assert main(["estimate", "--dataset", str(GOOD)]) == 0
     text = capsys.readouterr().out
     assert "judge calls:" in text and "input tokens:" in text and "cost: ~$" in text
+    assert "every static prefix is cached" in text
     assert "check them against the current Bedrock price list" in text
 
     assert main(["estimate", "--dataset", str(FIXTURES / "cli_invalid.jsonl")]) == 2

@@ -19,7 +19,7 @@ from fmquality.judges.cache import CachingJudge, LocalVerdictStore
 from fmquality.judges.concurrency import AimdController
 
 ROOT = Path(__file__).resolve().parents[2]
-MODEL_ID = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
+MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"  # the rubric's judge
 
 
 @pytest.fixture(scope="module")
@@ -64,10 +64,8 @@ def test_combined_mode_sends_one_request_with_one_object_per_open_dimension(bedr
         schema = body["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]
         assert sorted(schema["required"]) == sorted(opened)
         for dimension, names in opened.items():
-            assert schema["properties"][dimension]["properties"]["sub_scores"]["required"] == [
-                n for n in schema["properties"][dimension]["properties"]["sub_scores"]["required"] if n in names
-            ]
-            assert sorted(schema["properties"][dimension]["properties"]["sub_scores"]["required"]) == sorted(names)
+            assert sorted(schema["properties"][dimension]["properties"]["levels"]["required"]) == sorted(names)
+        assert body["inferenceConfig"]["maxTokens"] == rubric.judge.max_tokens * len(opened)
         assert body["system"][1] == {"cachePoint": {"type": "default"}}
         assert result.status == "scored" and result.judge_calls == 1
     # The static text is the same for every case (all four dimensions), so the prompt cache is read.
@@ -79,7 +77,7 @@ def test_combined_mode_failures_leave_every_open_dimension_unscored(bedrock_stan
     case = judged_cases(golden, rubric, 1)[0]
     opened = open_dimensions(case, rubric)
     one = next(iter(opened))
-    partial = {one: {"sub_scores": {n: 0.9 for n in opened[one]}, "rationale": "only one", "evidence": [],
+    partial = {one: {"evidence": [], "rationale": "only one", "levels": {n: 5 for n in opened[one]},
                      "confidence": 0.9}}
     bedrock_standin.inject([partial])
     result = evaluate_case(case, rubric, fast_judge(bedrock_standin.client()), mode="combined")

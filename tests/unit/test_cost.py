@@ -33,6 +33,19 @@ def test_the_shipped_rubric_prices_its_own_model_and_profiles_fall_back(rubric):
         assert price.cache_read < price.input < price.cache_write < price.output
 
 
+def test_the_shipped_rubric_pins_a_current_model_with_a_price_and_a_cache_minimum(rubric):
+    haiku = "anthropic.claude-haiku-4-5-20251001-v1:0"
+    assert rubric.judge.model_id == "us." + haiku
+    assert rubric.judge.price_for(rubric.judge.model_id) is not None
+    # Bedrock's documented minimum cacheable prefixes; a profile falls back like a price does.
+    for profile in ("", "us.", "eu.", "global."):
+        assert rubric.judge.min_cache_tokens_for(profile + haiku) == 4096
+    assert rubric.judge.min_cache_tokens_for("us.anthropic.claude-sonnet-4-5-20250929-v1:0") == 1024
+    assert rubric.judge.min_cache_tokens_for("anthropic.claude-3-7-sonnet-20250219-v1:0") == 1024
+    assert rubric.judge.min_cache_tokens_for("anthropic.claude-3-5-haiku-20241022-v1:0") == 2048
+    assert rubric.judge.min_cache_tokens_for("anthropic.unknown-model-v1:0") is None
+
+
 def test_usd_estimate_is_zero_without_tokens_and_unknown_without_a_price(rubric):
     assert usd_estimate(JudgeUsage(calls=3, cached_verdicts=3), rubric, None) == 0.0
     assert usd_estimate(JudgeUsage(input_tokens=10), rubric, "anthropic.unknown-model-v1:0") is None

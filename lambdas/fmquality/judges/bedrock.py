@@ -3,7 +3,8 @@
 One Converse call per request (one dimension of one case), or per combined request (every
 dimension of one case that needs the judge, one object per dimension in the tool input). The static rubric text goes first in
 ``system`` with a cache point after it; the case travels in the user message inside data markers;
-the verdict is read only from the forced tool call's input, validated by ``JudgeVerdict``.
+the verdict is read only from the forced tool call's input (evidence, rationale, then one level
+from 1 to 5 per sub-score), validated strictly and mapped to a ``JudgeVerdict``.
 
 Failure policy (an outcome never carries a made-up score):
 - throttling, 5xx, model-not-ready/timeouts and connection/read timeouts are retried with
@@ -22,7 +23,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import boto3
 from botocore.config import Config
@@ -33,7 +34,7 @@ from botocore.exceptions import (
     EndpointConnectionError,
     ReadTimeoutError,
 )
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fmquality.judges.base import (
     CombinedJudgeOutcome,
@@ -43,6 +44,8 @@ from fmquality.judges.base import (
     JudgeVerdict,
 )
 from fmquality.judges.prompts import (
+    LEVEL_VALUES,
+    LEVELS,
     RAW_KEEP_CHARS,
     TOOL_NAME,
     CombinedJudgePrompt,
@@ -65,7 +68,7 @@ TRANSIENT_CODES = frozenset(
 )
 TRANSPORT_ERRORS = (ReadTimeoutError, ConnectTimeoutError, EndpointConnectionError, ConnectionClosedError)
 
-# A judge reply is at most max_tokens (800) of tool input: a minute is generous, and a hung
+# A judge reply is at most max_tokens_cap (3,200) tokens of tool input: a minute is generous, and a hung
 # connection must not eat the Lambda's whole timeout.
 DEFAULT_READ_TIMEOUT_S = 60.0
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
@@ -127,13 +130,20 @@ class BedrockJudge:
 
     def converse_params(self, prompt: JudgePrompt | CombinedJudgePrompt, rubric: "Rubric") -> dict[str, Any]:
         """The exact Converse request for one prompt (one dimension, or several in combined mode)."""
-        tool = (combined_verdict_tool_spec(prompt.sub_scores) if isinstance(prompt, CombinedJudgePrompt)
-                else verdict_tool_spec(prompt.sub_scores))
+        if isinstance(prompt, CombinedJudgePrompt):
+            # One verdict per dimension: the output budget grows with the dimensions graded.
+            tool = combined_verdict_tool_spec(prompt.sub_scores)
+            max_tokens = rubric.judge.max_tokens_for(len(prompt.sub_scores))
+        else:
+            tool, max_tokens = verdict_tool_spec(prompt.sub_scores), rubric.judge.max_tokens
+        # The cachePoint closes the static prefix. Assumption (Anthropic's prompt order, tools then
+        # system then messages, which the stand-in and `fmquality estimate` share): the cached prefix
+        # is the tool schema plus the system text, both fixed by the rubric and the requested sub-scores.
         return {
             "modelId": self.model_id,
             "system": [{"text": prompt.system}, {"cachePoint": {"type": "default"}}],
             "messages": [{"role": "user", "content": [{"text": prompt.user}]}],
-            "inferenceConfig": {"temperature": rubric.judge.temperature, "maxTokens": rubric.judge.max_tokens},
+            "inferenceConfig": {"temperature": rubric.judge.temperature, "maxTokens": max_tokens},
             "toolConfig": {
                 "tools": [{"toolSpec": tool}],
                 "toolChoice": {"tool": {"name": TOOL_NAME}},
@@ -287,31 +297,47 @@ def _tool_input(reply: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+class _ToolVerdict(BaseModel):
+    """The ``record_verdict`` input of one dimension, as the tool schema asks for it. Strict: a level
+    is an integer from 1 to 5 ("4", 4.0 and true are not), and unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    evidence: list[str]
+    rationale: str = Field(min_length=1)
+    levels: dict[str, Annotated[int, Field(ge=min(LEVELS), le=max(LEVELS))]]
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
 def _validated_verdict(data: Any, requested: list[str], where: str = "") -> JudgeVerdict:
     if not isinstance(data, dict):
         raise InvalidJudgeOutput(f"{where or 'verdict'} is {type(data).__name__}, expected an object")
     data = dict(data)
-    if isinstance(data.get("sub_scores"), dict):
-        data["sub_scores"] = {k: v for k, v in data["sub_scores"].items() if k in requested}
+    if isinstance(data.get("levels"), dict):
+        data["levels"] = {k: v for k, v in data["levels"].items() if k in requested}
     try:
-        # strict: "0.9" or true is not a score.
-        verdict = JudgeVerdict.model_validate(data, strict=True)
+        tool = _ToolVerdict.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in (where, *err['loc']) if p != '') or '<root>'}: {err['msg']}"
             for err in exc.errors()
         )
         raise InvalidJudgeOutput(problems[:500]) from exc
-    missing = [name for name in requested if name not in verdict.sub_scores]
+    missing = [name for name in requested if name not in tool.levels]
     if missing:
         raise InvalidJudgeOutput(f"missing sub-scores {missing}" + (f" in {where}" if where else ""))
-    return verdict
+    return JudgeVerdict(
+        sub_scores={name: LEVEL_VALUES[level] for name, level in tool.levels.items()},
+        rationale=tool.rationale,
+        evidence=tool.evidence,
+        confidence=tool.confidence,
+    )
 
 
 def parse_verdict(reply: dict[str, Any], requested: list[str]) -> JudgeVerdict:
-    """The verdict from the forced tool call, and from nothing else. Sub-scores not requested are
-    dropped; a missing, non-numeric or out-of-range requested sub-score makes the whole verdict
-    invalid."""
+    """The verdict from the forced tool call, and from nothing else, its levels mapped to 0..1
+    sub-scores. Sub-scores not requested are dropped; a missing requested sub-score, or a level
+    that is not an integer from 1 to 5, makes the whole verdict invalid."""
     return _validated_verdict(_tool_input(reply), requested)
 
 

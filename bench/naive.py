@@ -44,7 +44,7 @@ class NaiveEvaluator:
             "system": [{"text": system_text(dimension, self.rubric)}],
             "messages": [{"role": "user", "content": [{"text": user}]}],
             "inferenceConfig": {"temperature": 0.0, "maxTokens": self.rubric.judge.max_tokens},
-            "toolConfig": {"tools": [{"toolSpec": verdict_tool_spec([sub_score])}],
+            "toolConfig": {"tools": [{"toolSpec": verdict_tool_spec(dimension)}],
                            "toolChoice": {"tool": {"name": TOOL_NAME}}},
         }
         for _ in range(self.max_attempts):

@@ -61,14 +61,14 @@ def test_combined_mode_sends_one_request_with_one_object_per_open_dimension(bedr
     assert len(sent) == len(cases)
     for case, body, result in zip(cases, sent, results):
         opened = open_dimensions(case, rubric)
-        schema = body["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]
-        assert sorted(schema["required"]) == sorted(opened)
+        user = body["messages"][0]["content"][0]["text"]
         for dimension, names in opened.items():
-            assert sorted(schema["properties"][dimension]["properties"]["levels"]["required"]) == sorted(names)
+            assert f"- {dimension}: {', '.join(names)}" in user
         assert body["inferenceConfig"]["maxTokens"] == rubric.judge.max_tokens * len(opened)
         assert body["system"][1] == {"cachePoint": {"type": "default"}}
         assert result.status == "scored" and result.judge_calls == 1
-    # The static text is the same for every case (all four dimensions), so the prompt cache is read.
+    # The static text and the tool are the same for every case (all four dimensions), so the prompt
+    # cache is read.
     assert len({body["system"][0]["text"] for body in sent}) == 1
     assert bedrock_standin.stats()["cache_reads"] == len(cases) - 1
 

@@ -157,7 +157,7 @@ def expected_params(rubric) -> dict:
                                             name: {"type": "integer", "enum": [1, 2, 3, 4, 5]}
                                             for name in RELEVANCE_SUBS
                                         },
-                                        "required": RELEVANCE_SUBS,
+                                        "minProperties": 1,
                                         "additionalProperties": False,
                                     },
                                     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
@@ -252,9 +252,21 @@ def test_only_the_requested_sub_scores_are_asked_for_and_extra_ones_are_dropped(
     with Harness() as h:
         h.stubber.add_response("converse", reply)
         outcome = h.judge.judge(make_request(make_case(), rubric, sub_scores=asked), rubric)
+    # The tool lists every sub-score of the dimension (the same for every case, so the prompt cache
+    # holds); the user message names the one asked, and only that one is read.
     schema = h.sent[0]["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]["properties"]["levels"]
-    assert list(schema["properties"]) == asked and schema["required"] == asked
+    assert list(schema["properties"]) == RELEVANCE_SUBS and "required" not in schema
+    assert "product_relevance" in h.sent[0]["messages"][0]["content"][0]["text"]
     assert outcome.ok and outcome.verdict.sub_scores == {"product_relevance": 0.5}
+
+
+def test_the_tool_is_the_same_whatever_the_checks_left_open(rubric):
+    with Harness() as h:
+        for asked in (["product_relevance"], ["intent_relevance", "context_relevance"]):
+            h.stubber.add_response("converse", verdict_reply({n: 3 for n in asked}))
+            h.judge.judge(make_request(make_case(), rubric, sub_scores=asked), rubric)
+    first, second = (sent["toolConfig"] for sent in h.sent)
+    assert first == second
 
 
 @pytest.mark.parametrize(("level", "value"), [(1, 0.0), (2, 0.25), (3, 0.5), (4, 0.75), (5, 1.0)])
@@ -555,11 +567,12 @@ def test_combined_call_asks_each_dimension_in_order_and_scales_max_tokens(rubric
     (sent,) = h.sent
     assert sent["inferenceConfig"]["maxTokens"] == 2 * rubric.judge.max_tokens
     schema = sent["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]
-    assert schema["required"] == ["relevance", "fluency"]  # canonical dimension order
+    assert list(schema["properties"]) == list(SUB_SCORES) and "required" not in schema  # static: cacheable
     for dimension, names in (("relevance", RELEVANCE_SUBS), ("fluency", FLUENCY_SUBS)):
         one = schema["properties"][dimension]
         assert list(one["properties"]) == one["required"] == ["evidence", "rationale", "levels", "confidence"]
-        assert one["properties"]["levels"]["required"] == names
+        assert list(one["properties"]["levels"]["properties"]) == list(SUB_SCORES[dimension])
+        assert ", ".join(names) in sent["messages"][0]["content"][0]["text"]  # what is asked, in the message
     user = sent["messages"][0]["content"][0]["text"]
     data = user[user.index(CASE_BEGIN) + len(CASE_BEGIN) : user.index(CASE_END)]
     assert json.loads(data)["check_hints"] == {"fluency": ["grammar finding"], "relevance": ["relevance finding"]}

@@ -132,10 +132,10 @@ class BedrockJudge:
         """The exact Converse request for one prompt (one dimension, or several in combined mode)."""
         if isinstance(prompt, CombinedJudgePrompt):
             # One verdict per dimension: the output budget grows with the dimensions graded.
-            tool = combined_verdict_tool_spec(prompt.sub_scores)
+            tool = combined_verdict_tool_spec()
             max_tokens = rubric.judge.max_tokens_for(len(prompt.sub_scores))
         else:
-            tool, max_tokens = verdict_tool_spec(prompt.sub_scores), rubric.judge.max_tokens
+            tool, max_tokens = verdict_tool_spec(prompt.dimension), rubric.judge.max_tokens
         # The cachePoint closes the static prefix. Assumption (Anthropic's prompt order, tools then
         # system then messages, which the stand-in and `fmquality estimate` share): the cached prefix
         # is the tool schema plus the system text, both fixed by the rubric and the requested sub-scores.

@@ -672,7 +672,12 @@ _LEVEL_SCHEMA = {"type": "integer", "enum": sorted(LEVELS)}
 
 def _verdict_schema(sub_scores: list[str]) -> dict:
     """One dimension's verdict. Evidence and rationale come before the levels, so a model that
-    writes the fields in order reasons before it grades."""
+    writes the fields in order reasons before it grades.
+
+    The schema lists every sub-score of the dimension and requires none: the tool is part of the
+    cached prefix (Converse caches tools and system text up to the cache point), so it must be the
+    same for every case whatever the checks left open. The user message names the sub-scores to
+    grade, and the parser requires exactly those."""
     return {
         "type": "object",
         "properties": {
@@ -693,7 +698,7 @@ def _verdict_schema(sub_scores: list[str]) -> dict:
                 "description": "Write third: one level per listed sub-score, 5 (nothing to fix) to 1 "
                                "(failed outright).",
                 "properties": {name: dict(_LEVEL_SCHEMA) for name in sub_scores},
-                "required": list(sub_scores),
+                "minProperties": 1,
                 "additionalProperties": False,
             },
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
@@ -703,8 +708,10 @@ def _verdict_schema(sub_scores: list[str]) -> dict:
     }
 
 
-def verdict_tool_spec(sub_scores: list[str]) -> dict:
-    """The forced tool whose input is the verdict; the Bedrock parser maps its levels to ``JudgeVerdict``."""
+def verdict_tool_spec(dimension: str) -> dict:
+    """The forced tool whose input is the verdict; the Bedrock parser maps its levels to ``JudgeVerdict``.
+    The same for every case of the dimension (see ``_verdict_schema``)."""
+    sub_scores = list(SUB_SCORES[dimension])
     return {
         "name": TOOL_NAME,
         "description": (
@@ -720,6 +727,7 @@ class JudgePrompt:
     system: str
     user: str
     sub_scores: list[str]
+    dimension: str
 
     def record(self) -> str:
         """What an outcome keeps of the prompt: a fingerprint of the static text (identical for every
@@ -736,6 +744,7 @@ def build_prompt(request: "JudgeRequest", rubric: "Rubric") -> JudgePrompt:
         system=system_text(request.dimension, rubric, request.guidance or None),
         user=user_text(request, sub_scores),
         sub_scores=sub_scores,
+        dimension=request.dimension,
     )
 
 
@@ -791,8 +800,10 @@ def combined_user_text(request: "CombinedJudgeRequest", sub_scores: dict[str, li
     )
 
 
-def combined_verdict_tool_spec(sub_scores: dict[str, list[str]]) -> dict:
-    """One object per dimension, each shaped like the single-dimension verdict."""
+def combined_verdict_tool_spec() -> dict:
+    """One object per dimension, each shaped like the single-dimension verdict; every dimension
+    listed and none required, so the tool is the same for every case (see ``_verdict_schema``)."""
+    sub_scores = {d: list(names) for d, names in SUB_SCORES.items()}
     return {
         "name": TOOL_NAME,
         "description": (
@@ -804,7 +815,7 @@ def combined_verdict_tool_spec(sub_scores: dict[str, list[str]]) -> dict:
             "json": {
                 "type": "object",
                 "properties": {d: _verdict_schema(names) for d, names in sub_scores.items()},
-                "required": list(sub_scores),
+                "minProperties": 1,
                 "additionalProperties": False,
             }
         },
@@ -818,7 +829,7 @@ class CombinedJudgePrompt:
     sub_scores: dict[str, list[str]]
 
     def record(self) -> str:
-        return JudgePrompt(self.system, self.user, []).record()
+        return JudgePrompt(self.system, self.user, [], "combined").record()
 
 
 def build_combined_prompt(request: "CombinedJudgeRequest", rubric: "Rubric") -> CombinedJudgePrompt:

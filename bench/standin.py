@@ -35,6 +35,7 @@ import hashlib
 import json
 import math
 import random
+import re
 import socket
 import threading
 import time
@@ -97,10 +98,21 @@ def requested_tool_schema(request: dict[str, Any], tool_name: str = TOOL_NAME) -
 GRADES_KEY = "levels"
 
 
+def requested_grades(request: dict[str, Any]) -> dict[str, list[str]]:
+    """What the user message asks to grade, as a model reads it (the tool lists every sub-score and
+    requires none, so the prompt cache holds): ``{"": [...]}`` for one dimension, ``{dimension:
+    [...]}`` per dimension in combined mode."""
+    text = request_user_text(request)
+    single = re.search(r"^Grade exactly these sub-scores[^:]*: (.+)$", text, re.MULTILINE)
+    if single:
+        return {"": [n.strip() for n in single.group(1).split(",")]}
+    return {m.group(1): [n.strip() for n in m.group(2).split(",")]
+            for m in re.finditer(r"^- (\w+): (.+)$", text.split("\n\n", 1)[0], re.MULTILINE)}
+
+
 def requested_sub_scores(request: dict[str, Any]) -> list[str]:
-    """The sub-score names the request's tool schema asks for (``levels.properties``)."""
-    schema = requested_tool_schema(request) or {}
-    return list((((schema.get("properties") or {}).get(GRADES_KEY) or {}).get("properties") or {}))
+    """The sub-scores a one-dimension request asks for."""
+    return requested_grades(request).get("", [])
 
 
 def _stable_fraction(*parts: str) -> float:
@@ -139,15 +151,21 @@ def schema_verdict(request: dict[str, Any]) -> dict[str, Any]:
     schema = requested_tool_schema(request)
     if schema is None:
         return {}
-    return _fill(schema, "", request_user_text(request))
+    filled = _fill(schema, "", request_user_text(request))
+    asked = requested_grades(request)
+    if "" in asked:  # one dimension: the levels asked for
+        filled[GRADES_KEY] = {n: v for n, v in filled.get(GRADES_KEY, {}).items() if n in asked[""]}
+        return filled
+    return {d: {**filled[d], GRADES_KEY: {n: v for n, v in filled[d][GRADES_KEY].items() if n in names}}
+            for d, names in asked.items() if d in filled}
 
 
 def offline_verdict_fn(rubric: Any = None) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """A ``verdict_fn`` that answers like the offline judge: the case is read back from the fenced
-    data of the user message and handed to the dimension module's ``offline_verdict``. Falls back
-    to ``schema_verdict`` for a prompt it cannot read (for example a combined-mode prompt)."""
-    from fmquality.dimensions import dimension_module
-    from fmquality.judges.base import NoEvidence
+    data of the user message and handed to ``fmquality.judges.offline.offline_verdict``. Falls back
+    to ``schema_verdict`` for a prompt it cannot read (for example a combined-mode prompt), and for
+    the sub-scores the offline judge abstains on (a model answers anyway)."""
+    from fmquality.judges.offline import offline_verdict
     from fmquality.judges.prompts import CASE_BEGIN, CASE_END, RESPONSE_BEGIN, RESPONSE_END
     from fmquality.models import TestCase
     from fmquality.rubric import load_rubric
@@ -157,8 +175,6 @@ def offline_verdict_fn(rubric: Any = None) -> Callable[[dict[str, Any]], dict[st
     def verdict(request: dict[str, Any]) -> dict[str, Any]:
         text = request_user_text(request)
         try:
-            dimension = text.split("\n", 1)[0].removeprefix("Dimension:").strip()
-            module = dimension_module(dimension)
             case_json = text[text.index(CASE_BEGIN) + len(CASE_BEGIN) : text.index(CASE_END)]
             response = text[text.index(RESPONSE_BEGIN) + len(RESPONSE_BEGIN) + 1 : text.index(RESPONSE_END) - 1]
             data = json.loads(case_json)
@@ -178,14 +194,13 @@ def offline_verdict_fn(rubric: Any = None) -> Callable[[dict[str, Any]], dict[st
             )
         except (ValueError, KeyError, TypeError):
             return schema_verdict(request)
-        try:
-            judged = module.offline_verdict(case, rubric, requested_sub_scores(request))
-        except NoEvidence:
-            return schema_verdict(request)  # a model answers anyway; the offline judge has no number
+        judged = offline_verdict(case, rubric, requested_sub_scores(request))
+        answer = schema_verdict(request)
         # In the tool's format: the nearest of the five levels (0.0 -> 1, ..., 1.0 -> 5).
-        return {"evidence": judged.evidence, "rationale": judged.rationale,
-                GRADES_KEY: {n: 1 + round(v * 4) for n, v in judged.sub_scores.items()},
-                "confidence": judged.confidence}
+        answer[GRADES_KEY].update({n: 1 + round(v * 4) for n, v in judged.sub_scores.items()})
+        answer.update(evidence=judged.evidence, rationale=judged.rationale,
+                      confidence=judged.confidence if judged.sub_scores else answer["confidence"])
+        return answer
 
     return verdict
 

@@ -29,7 +29,8 @@ def combine(
 ) -> EvaluationResult:
     """Weigh the four dimension scores with the intent's weights and decide pass/fail.
 
-    An item with any unscored dimension is "unscored": it has no composite and does not pass.
+    An item with any unscored dimension is "unscored": it has no composite and does not pass. A
+    dimension that does not apply to the answer is left out and the other weights renormalised.
     Hard failures fail the item whatever its composite.
     """
     intent = case.intent.value
@@ -54,8 +55,10 @@ def combine(
             reasons.append(f"{d}: unscored ({scores[d].unscored_reason})")
     else:
         status = "scored"
-        # Every dimension is scored here, so every score is a number (the model guarantees it).
-        composite = round(sum(weights[d] * float(scores[d].score) for d in DIMENSIONS), 4)
+        applicable = [d for d in DIMENSIONS if scores[d].status == "scored"]
+        total = sum(weights[d] for d in applicable)
+        # A scored dimension always carries a number (the model guarantees it).
+        composite = round(sum(weights[d] * float(scores[d].score) for d in applicable) / total, 4)
     floor = rubric.item_gate.min_sub_score
     below_floor = sorted(
         (v, d, n) for d in DIMENSIONS if scores[d].status == "scored"

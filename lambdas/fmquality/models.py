@@ -163,7 +163,7 @@ class TestCase(BaseModel):
 # Scores
 # --------------------------------------------------------------------------------------------------
 
-ScoreStatus = Literal["scored", "unscored"]
+ScoreStatus = Literal["scored", "unscored", "not_applicable"]
 ResultStatus = Literal["scored", "unscored", "error"]
 
 
@@ -211,8 +211,12 @@ class RunJudgeUsage(JudgeUsage):
 class DimensionScore(BaseModel):
     """The score of one quality dimension for one test case.
 
-    ``score`` is None exactly when ``status`` is "unscored": a judge failure is never a number.
-    ``sub_scores`` holds only the sub-scores that applied; the others are listed in ``not_applicable``.
+    ``score`` is None exactly when ``status`` is not "scored": a judge failure ("unscored") is never
+    a number, and a dimension none of whose sub-scores applies to the answer ("not_applicable",
+    e.g. consistency of a one-line greeting) is left out of the composite, not given full marks.
+    ``sub_scores`` holds only the sub-scores that were scored; the others are listed in
+    ``not_applicable`` (nothing of the kind in the case) or ``abstained`` (the judge found no
+    evidence to grade it, with the reason).
     """
 
     dimension: str
@@ -222,6 +226,7 @@ class DimensionScore(BaseModel):
     sub_scores: dict[str, float] = Field(default_factory=dict)
     evidence: list[str] = Field(default_factory=list)
     not_applicable: list[str] = Field(default_factory=list)
+    abstained: dict[str, str] = Field(default_factory=dict)
     hard_failures: list[HardFailure] = Field(default_factory=list)
     unscored_reason: str | None = None
     judge_calls: int = 0
@@ -233,10 +238,10 @@ class DimensionScore(BaseModel):
     def _score_matches_status(self) -> "DimensionScore":
         if self.status == "scored" and self.score is None:
             raise ValueError("a scored dimension needs a score")
-        if self.status == "unscored" and self.score is not None:
-            raise ValueError("an unscored dimension must not carry a score")
-        if self.status == "unscored" and not self.unscored_reason:
-            raise ValueError("an unscored dimension needs an unscored_reason")
+        if self.status != "scored" and self.score is not None:
+            raise ValueError(f"a dimension that is {self.status} must not carry a score")
+        if self.status != "scored" and not self.unscored_reason:
+            raise ValueError(f"a dimension that is {self.status} needs a reason (unscored_reason)")
         return self
 
 

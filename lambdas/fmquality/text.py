@@ -115,85 +115,197 @@ class Price:
     amount: float
     currency: str  # "USD" or "JPY"
     text: str
-    start: int
+    start: int  # in normalize(text)
+    approx: bool = False  # "about $15", "just under fifteen dollars", "千円ほど"
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
 
 
-_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_PRICE_PATTERNS = (
-    (re.compile(rf"(?:US)?\$\s?({_NUM})"), "USD"),
-    (re.compile(rf"({_NUM})\s?(?:USD|dollars?)\b", re.IGNORECASE), "USD"),
-    (re.compile(rf"[¥￥]\s?({_NUM})"), "JPY"),
-    (re.compile(rf"({_NUM})\s?(?:円|JPY\b|yen\b)", re.IGNORECASE), "JPY"),
-)
+# Numbers as written: digits ("1,200", "12.99"), English words ("twelve", "twenty-two", "a hundred")
+# and Japanese numerals ("千", "二千五百"). Spelled forms are read only as whole words.
+# Tokenized text (as NLP corpora ship it) spaces separators out: "235 , 000", "98 . 7".
+_DIGITS = r"\d{1,3}(?:(?:,| , )\d{3})+(?:(?:\.| \. )\d+)?|\d+(?:(?:\.| \. )\d+)?"
+_ONES = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+         "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+         "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+         "ninety": 90}
+_SCALES = {"hundred": 100, "thousand": 1000}
+_WORD = "|".join(sorted([*_ONES, *_TENS, *_SCALES], key=len, reverse=True))
+_WORDS = rf"(?:(?:a|an|one)\s+)?(?:{_WORD})(?:[\s-]+(?:and\s+)?(?:{_WORD}))*"
+_KANJI_DIGITS = {"〇": 0, "零": 0, "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_KANJI_UNITS = {"十": 10, "百": 100, "千": 1000}
+_KANJI = "[〇零一二三四五六七八九十百千万]+"
+NUMBER = rf"(?P<num>{_DIGITS}|\b{_WORDS}\b|{_KANJI})"
 
 
 def _to_float(number: str) -> float:
-    return float(number.replace(",", ""))
+    return float(number.replace(",", "").replace(" ", ""))
+
+
+def _words_value(words: str) -> float | None:
+    total, current = 0, 0
+    tokens = re.findall(r"[a-z]+", words.lower())
+    for index, word in enumerate(tokens):
+        if word in ("a", "an", "and"):
+            # "a hundred" is 100; the "a" of "a two-week trip" is an article.
+            if word != "and" and index + 1 < len(tokens) and tokens[index + 1] in _SCALES:
+                current = current or 1
+            continue
+        if word in _ONES:
+            current += _ONES[word]
+        elif word in _TENS:
+            current += _TENS[word]
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        elif word == "thousand":
+            total += max(current, 1) * 1000
+            current = 0
+        else:
+            return None
+    return float(total + current)
+
+
+def _kanji_value(numeral: str) -> float | None:
+    total, section, digit = 0, 0, None
+    for char in numeral:
+        if char in _KANJI_DIGITS:
+            digit = _KANJI_DIGITS[char] if digit is None else digit * 10 + _KANJI_DIGITS[char]
+        elif char in _KANJI_UNITS:
+            section += (digit if digit is not None else 1) * _KANJI_UNITS[char]
+            digit = None
+        elif char == "万":
+            total += (section + (digit or 0)) * 10000
+            section, digit = 0, None
+    return float(total + section + (digit or 0))
+
+
+def number_value(raw: str) -> float | None:
+    """The value of a number as written: digits, English words or Japanese numerals."""
+    raw = raw.strip()
+    if re.fullmatch(_DIGITS, raw):
+        return _to_float(raw)
+    if re.fullmatch(_KANJI, raw):
+        return _kanji_value(raw)
+    return _words_value(raw)
+
+
+# Hedges that make an amount approximate, before or after it.
+_APPROX_BEFORE = re.compile(r"(about|around|roughly|approximately|approx\.?|nearly|almost|just under|just over|"
+                            r"a little (?:under|over)|a bit (?:under|over)|約|およそ|大体|だいたい)\s*$")
+_APPROX_AFTER = re.compile(r"^\s*(?:or so|ish|ほど|くらい|ぐらい|程度|前後|ちょっと|ちょい|弱|強|あまり)")
+
+_CURRENCY_AFTER = {"usd": "USD", "dollar": "USD", "dollars": "USD", "buck": "USD", "bucks": "USD",
+                   "円": "JPY", "jpy": "JPY", "yen": "JPY"}
+_PRICE_RE = re.compile(
+    rf"(?P<sym>us\$|\$|[¥￥])\s?(?P<n1>{_DIGITS})"
+    rf"|{NUMBER}\s?(?P<unit>usd\b|dollars?\b|bucks?\b|円|jpy\b|yen\b)",
+    re.IGNORECASE,
+)
 
 
 def extract_prices(text: str) -> list[Price]:
-    """Every price in the text: "$12.99", "12.99 USD", "¥1,200", "1,200円", "1200 yen"."""
-    text = unicodedata.normalize("NFKC", text or "")
-    found: dict[int, Price] = {}
-    for pattern, currency in _PRICE_PATTERNS:
-        for match in pattern.finditer(text):
-            start = match.start(1)
-            if start not in found:
-                found[start] = Price(_to_float(match.group(1)), currency, match.group(0).strip(), match.start())
-    return sorted(found.values(), key=lambda p: p.start)
+    """Every money amount in the text, with its position in ``normalize(text)``: "$12.99",
+    "12.99 USD", "US$12", "twelve dollars", "12 bucks", "¥1,200", "1,200円", "千円", "1200 yen"."""
+    norm = normalize(text or "")
+    out: list[Price] = []
+    for match in _PRICE_RE.finditer(norm):
+        if match.group("sym"):
+            amount = _to_float(match.group("n1"))
+            currency = "JPY" if match.group("sym") in "¥￥" else "USD"
+        else:
+            value = number_value(match.group("num"))
+            if value is None:
+                continue
+            amount, currency = value, _CURRENCY_AFTER[match.group("unit").lower()]
+        start, end = match.start(), match.end()
+        approx = bool(_APPROX_BEFORE.search(norm[max(0, start - 24):start]) or _APPROX_AFTER.match(norm[end:end + 6]))
+        out.append(Price(amount, currency, norm[start:end], start, approx))
+    return out
 
 
-def same_price(a: float, b: float, currency: str) -> bool:
+def same_price(a: float, b: float, currency: str, approx: bool = False) -> bool:
+    """Exact to the smallest coin; a hedged amount ("about $15") within 10% or one unit of change."""
+    if approx:
+        return abs(a - b) <= max(0.1 * b, 1.0 if currency == "USD" else 100.0)
     return abs(a - b) < (0.5 if currency == "JPY" else 0.005)
 
 
 @dataclass(frozen=True)
 class Quantity:
     value: float
-    unit: str  # "day", "week", "month", "hour", "percent", "usd", "jpy", "item", "" (bare number)
+    unit: str  # "day", "week", "month", "year", "hour", "percent", "usd", "jpy", "item", "" (bare number)
     text: str
+    start: int = 0  # in normalize(text)
+    approx: bool = False
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+    def in_days(self) -> float | None:
+        """A duration in days (a business day counts as a day), or None when it is not a duration."""
+        factor = {"hour": 1 / 24, "day": 1, "week": 7, "month": 30, "year": 365}.get(self.unit)
+        return None if factor is None else self.value * factor
 
 
 _UNIT_ALIASES = {
-    "day": "day", "days": "day", "business day": "day", "business days": "day", "日": "day", "日間": "day",
-    "営業日": "day",
+    "day": "day", "days": "day", "business day": "day", "business days": "day", "working days": "day",
+    "日": "day", "日間": "day", "営業日": "day",
     "week": "week", "weeks": "week", "週間": "week", "週": "week",
-    "month": "month", "months": "month", "ヶ月": "month", "か月": "month", "カ月": "month",
-    "hour": "hour", "hours": "hour", "時間": "hour",
-    "%": "percent", "percent": "percent", "パーセント": "percent", "％": "percent",
+    "month": "month", "months": "month", "ヶ月": "month", "か月": "month", "カ月": "month", "ヵ月": "month",
+    "year": "year", "years": "year", "年間": "year",
+    "hour": "hour", "hours": "hour", "hrs": "hour", "時間": "hour",
+    "%": "percent", "percent": "percent", "per cent": "percent", "パーセント": "percent",
     "item": "item", "items": "item", "volume": "item", "volumes": "item", "巻": "item", "点": "item",
-}
-_WORD_NUMBERS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "fourteen": 14, "fifteen": 15, "twenty": 20, "thirty": 30,
-    "forty-five": 45, "sixty": 60, "ninety": 90,
+    "冊": "item", "books": "item",
 }
 _UNIT_RE = "|".join(sorted((re.escape(u) for u in _UNIT_ALIASES), key=len, reverse=True))
-# Spelled-out numbers only as whole words: "shonen" and "often" hold no number.
-_WORD_NUMBER_RE = r"\b(?:" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True)) + r")\b"
-_QUANTITY_RE = re.compile(rf"({_NUM}|{_WORD_NUMBER_RE})[\s-]?({_UNIT_RE})?", re.IGNORECASE)
+# The words of units and currencies ("days", "percent", "dollars"): part of a number, not content.
+UNIT_WORDS = frozenset(u for u in _UNIT_ALIASES if u.isalpha() and u.isascii()) | {"usd", "jpy", "yen", "dollar", "dollars",
+                                                                                  "bucks", "buck", "per", "cent"}
+_QUANTITY_RE = re.compile(rf"{NUMBER}(?:(?:\s?-\s?|\s)?(?P<unit>{_UNIT_RE})(?![a-z]))?", re.IGNORECASE)
+# Fractions said in words: "half off", "a quarter off", "半額" (half price).
+_FRACTIONS = re.compile(r"\b(half|a quarter|a third)\b(?=\s+(?:off|price|discount))|半額")
+_FRACTION_PERCENT = {"half": 50.0, "a quarter": 25.0, "a third": 100 / 3, "半額": 50.0}
 
 
 def extract_quantities(text: str) -> list[Quantity]:
-    """Numbers with their units, including prices (as usd/jpy) and spelled-out numbers."""
-    norm = unicodedata.normalize("NFKC", text or "")
+    """Numbers with their units and positions in ``normalize(text)``, including money (as usd/jpy),
+    spelled numbers ("fifteen days", "a month", "two weeks"), Japanese numerals ("十五日") and
+    fractions of a price ("half off" = 50 percent). Digits glued to letters (ASINs, order ids) are
+    not numbers."""
+    norm = normalize(text or "")
     out: list[Quantity] = []
-    price_spans: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = []
     for price in extract_prices(norm):
-        out.append(Quantity(price.amount, price.currency.lower(), price.text))
-        price_spans.append((price.start, price.start + len(price.text) + 1))
+        out.append(Quantity(price.amount, price.currency.lower(), price.text, price.start, price.approx))
+        taken.append((price.start, price.end))
     for match in _QUANTITY_RE.finditer(norm):
-        if any(s <= match.start() < e for s, e in price_spans):
+        start, end = match.start(), match.end()
+        if any(s <= start < e for s, e in taken):
             continue
-        raw = match.group(1).lower()
-        # Skip digits glued to letters (ASINs, order ids, "B0ABC123") and years/ids in long digit strings.
-        before = norm[match.start() - 1] if match.start() > 0 else " "
-        if before.isalnum() and not has_japanese(before) and raw[0].isdigit():
+        raw = match.group("num")
+        unit = _UNIT_ALIASES.get((match.group("unit") or "").lower(), "")
+        before = norm[start - 1] if start > 0 else " "
+        if raw[0].isdigit() and before.isalnum() and not has_japanese(before):
+            continue  # "B0ABC123", "ord-88812"
+        if not raw[0].isdigit() and not unit:
+            continue  # a spelled number without a unit is usually a word ("one of my favourites")
+        if raw.lower() in ("a", "an"):
             continue
-        value = float(_WORD_NUMBERS[raw]) if raw in _WORD_NUMBERS else _to_float(raw)
-        unit = _UNIT_ALIASES.get((match.group(2) or "").lower(), "")
-        out.append(Quantity(value, unit, match.group(0).strip()))
-    return out
+        value = number_value(raw)
+        if value is None:
+            continue
+        approx = bool(_APPROX_BEFORE.search(norm[max(0, start - 24):start]) or _APPROX_AFTER.match(norm[end:end + 6]))
+        out.append(Quantity(value, unit, norm[start:end].strip(), start, approx))
+    for match in re.finditer(rf"\b(a|an)\s+(?P<unit>day|week|month|year|hour)\b", norm):
+        out.append(Quantity(1.0, match.group("unit"), match.group(0), match.start()))
+    for match in _FRACTIONS.finditer(norm):
+        out.append(Quantity(_FRACTION_PERCENT[match.group(1) or match.group(0)], "percent", match.group(0), match.start()))
+    return sorted(out, key=lambda q: q.start)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -211,6 +323,13 @@ _ORDINAL_RE = re.compile(
     r"|(1つ目|一つ目|2つ目|二つ目|3つ目|三つ目|4つ目|5つ目|1番目|2番目|3番目|4番目|最初|最後)",
     re.IGNORECASE,
 )
+
+
+# The whole reference, for removing it from a text: "the second one", "2つ目について", "最後の".
+ORDINAL_PHRASE = re.compile(
+    r"\b(?:the\s+)?(?:first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last)\s+"
+    r"(?:one|item|book|title|series|manga|volume|pick)s?\b"
+    r"|(?:[1-5１-５一二三四五]つ目|[1-4１-４]番目|最初|最後)(?:の(?:作品|商品|本|もの|やつ)?|について|は)?")
 
 
 def find_ordinal(text: str) -> int | None:
@@ -247,22 +366,33 @@ def loose_key(text: str) -> str:
 # Stock status vocabulary (shared by availability_accuracy and product-card formatting)
 # --------------------------------------------------------------------------------------------------
 
+# Stock-status vocabulary of an online store, English and Japanese.
 AVAILABILITY_PHRASES: dict[str, tuple[str, ...]] = {
-    "in_stock": ("in stock", "available now", "ships today", "ready to ship", "在庫あり", "在庫があります", "すぐに発送"),
-    "out_of_stock": ("out of stock", "sold out", "currently unavailable", "not available", "在庫切れ", "品切れ", "在庫がありません"),
-    "preorder": ("pre-order", "preorder", "available for pre-order", "予約受付中", "予約受付", "予約注文"),
-    "limited": ("limited stock", "only a few left", "few left", "残りわずか", "在庫僅少"),
+    "in_stock": ("in stock", "available now", "available to order", "ships today", "ready to ship", "ships right away",
+                 "back in stock", "在庫あり", "在庫がある", "在庫がござい", "在庫がありま", "在庫もありま", "すぐに発送",
+                 "すぐにお届け", "即納"),
+    "out_of_stock": ("out of stock", "sold out", "currently unavailable", "unavailable", "not available",
+                     "not in stock", "no stock", "在庫切れ", "品切れ", "売り切れ", "完売", "在庫がありません",
+                     "在庫がない", "在庫はありません", "在庫はない", "入荷待ち"),
+    "preorder": ("pre-order", "preorder", "pre order", "available for pre-order", "not released yet",
+                 "予約受付", "予約注文", "予約販売", "ご予約", "発売前"),
+    "limited": ("limited stock", "only a few left", "few left", "few copies left", "low stock", "almost sold out",
+                "selling fast", "残りわずか", "残り僅か", "在庫僅少", "残り少な", "在庫わずか"),
 }
-
-
 _AVAILABILITY_LONGEST_FIRST = sorted(
     ((p, s) for s, ps in AVAILABILITY_PHRASES.items() for p in ps), key=lambda x: -len(x[0])
 )
+# "isn't sold out", "not in stock", "no longer available": a negation just before the phrase.
+_NEGATED_BEFORE = re.compile(r"(\bnot|n't|\bno longer|\bnever)(\s+\w+){0,2}\s*$")
+# "売り切れではありません", "品切れじゃない": a negated copula right after the phrase.
+_NEGATED_AFTER = re.compile(r"^\s*(では|じゃ)(ありません|ない|ございません)")
+_NEGATION_FLIP = {"in_stock": "out_of_stock", "out_of_stock": "in_stock", "limited": "out_of_stock"}
 
 
 def availability_mentions(text: str) -> list[tuple[str, int]]:
-    """Stock statuses stated in the text, as (status, position), longest phrase first at a position.
-    "not in stock" is read as out_of_stock, never as in_stock."""
+    """Stock statuses stated in the text, as (status, position in ``normalize(text)``), longest
+    phrase first at a position. A negated status is read as its opposite ("isn't sold out" is in
+    stock, "not in stock" is out of stock); a negated pre-order says nothing."""
     norm = normalize(text or "")
     hits: list[tuple[str, int]] = []
     taken: list[tuple[int, int]] = []
@@ -271,11 +401,12 @@ def availability_mentions(text: str) -> list[tuple[str, int]]:
         while start != -1:
             end = start + len(phrase)
             if not any(s <= start < e or s < end <= e for s, e in taken):
-                effective = status
-                if status == "in_stock" and re.search(r"(not|n't|no longer)\s+$", norm[max(0, start - 12):start]):
-                    effective = "out_of_stock"
-                hits.append((effective, start))
                 taken.append((start, end))
+                negated = _NEGATED_BEFORE.search(norm[max(0, start - 20):start]) or _NEGATED_AFTER.match(norm[end:end + 8])
+                effective = _NEGATION_FLIP.get(status) if negated and "not" not in phrase and "ません" not in phrase \
+                    and "ない" not in phrase else status
+                if effective:
+                    hits.append((effective, start))
             start = norm.find(phrase, end)
     return sorted(hits, key=lambda h: h[1])
 
@@ -313,7 +444,7 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-_LIST_MARKER_RE = re.compile(r"^\s*(?:[-•*・●▪‣◦]|\d{1,2}[.)．）]|[①-⑳]|\(\d{1,2}\))\s*")
+_LIST_MARKER_RE = re.compile(r"^\s*(?:[-•*・●▪‣◦◆◇■□○▶►★☆→]|\d{1,2}[.)．）]|[①-⑳]|\(\d{1,2}\))\s*")
 
 
 def is_list_line(line: str) -> bool:
@@ -346,6 +477,9 @@ _ABBREVIATIONS = frozenset({"vol", "vols", "no", "nos", "mr", "mrs", "ms", "dr",
 _LOOSE_CHARS = "0-9a-z\u3040-\u30ff\u3400-\u9fff"
 
 
+_NOT_A_SENTENCE_START = tuple("()（）[]］」』/|,、.:：;!?")
+
+
 def segment_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence or list line of ``normalize(text)``: the positional twin of
     ``split_sentences``. It does not cut "Vol. 1", "No. 5" or "12.99", so a product and its price
@@ -355,6 +489,8 @@ def segment_spans(text: str) -> list[tuple[int, int]]:
     start = 0
     for i, char in enumerate(norm):
         cut = char in "\n。！？!?"
+        if char in "!?" and norm[i + 1:].lstrip()[:1] in _NOT_A_SENTENCE_START:
+            cut = False  # "よつばと!（Yotsuba to! / Yotsuba&!）": the mark belongs to a title
         if char == "." and (i + 1 == len(norm) or norm[i + 1].isspace()):
             word = re.search(r"([a-z]+)$", norm[start:i])
             following = norm[i + 1:].lstrip()

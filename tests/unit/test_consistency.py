@@ -7,7 +7,7 @@ import pytest
 
 from fmquality.dimensions import consistency
 from fmquality.evaluate import score_one_dimension
-from fmquality.judges.offline import OfflineJudge
+from fmquality.judges.offline import OfflineJudge, offline_verdict
 from fmquality.models import TestCase
 
 from tests.unit.shonen_catalog import CATALOG
@@ -120,10 +120,19 @@ def test_cross_turn_without_history_is_skipped_not_full_marks(rubric):
     assert "cross_turn" in scored.not_applicable
 
 
-def test_history_without_checkable_facts_goes_to_the_judge(rubric):
+def test_an_answer_that_restates_nothing_from_the_history_has_no_cross_turn(rubric):
     history = [{"role": "assistant", "content": "Happy to help you find something to read!"}]
     case = make_case("Sure, what genre do you like?", query="hi again", conversation_history=history)
-    assert "cross_turn" in consistency.check(case, rubric).needs_judge
+    report = consistency.check(case, rubric)
+    assert "cross_turn" in report.not_applicable and "cross_turn" not in report.needs_judge
+
+
+def test_an_answer_that_restates_the_history_without_a_found_conflict_goes_to_the_judge(rubric):
+    history = [{"role": "assistant", "content": "One Piece, Vol. 1 is a great pirate adventure."}]
+    case = make_case("One Piece, Vol. 1 is a long pirate adventure, great for beginners.", query="is it good?",
+                     conversation_history=history)
+    report = consistency.check(case, rubric)
+    assert "cross_turn" in report.needs_judge and "cross_turn" not in report.sub_scores
 
 
 # --- intra_turn ----------------------------------------------------------------------------------
@@ -154,22 +163,20 @@ def test_different_products_and_ranges_are_not_contradictions(rubric):
         "One Piece, Vol. 1 is $9.99 and in stock. Demon Slayer: Kimetsu no Yaiba, Vol. 1 is out of stock. "
         "Returns are accepted within 30 days, and refunds take 5-7 business days.")
     report = consistency.check(case, rubric)
-    assert "intra_turn" in report.needs_judge
+    assert "intra_turn" not in report.sub_scores  # nothing found: not settled, never full marks
 
 
-def test_offline_verdict_flags_negation_flip_and_passes_clean_answer(rubric):
-    flip = make_case("Yes, you can return opened books. Also, gift cards are refundable. Gift cards are not refundable.")
-    clean = make_case("Gift cards are not refundable, but you can return unread manga within 30 days.")
-    flip_score = consistency.offline_verdict(flip, rubric, ["intra_turn"]).sub_scores["intra_turn"]
-    clean_score = consistency.offline_verdict(clean, rubric, ["intra_turn"]).sub_scores["intra_turn"]
-    assert flip_score < clean_score
-    assert clean_score >= 0.8
+def test_offline_judge_flags_a_claim_stated_both_ways_and_passes_agreeing_claims(rubric):
+    flip = make_case("Gift cards are refundable within 30 days. Gift cards are not refundable.")
+    agree = make_case("Gift cards are not refundable. Gift cards are never refundable, sorry.")
+    flip_score = offline_verdict(flip, rubric, ["intra_turn"]).sub_scores["intra_turn"]
+    agree_score = offline_verdict(agree, rubric, ["intra_turn"]).sub_scores["intra_turn"]
+    assert flip_score < 0.6 <= agree_score
 
 
-def test_offline_verdict_only_answers_the_asked_sub_scores(rubric):
-    verdict = consistency.offline_verdict(make_case("Hello!"), rubric, ["intra_turn"])
-    assert set(verdict.sub_scores) == {"intra_turn"}
-    assert 0.0 < verdict.confidence < 1.0
+def test_offline_judge_abstains_when_no_two_claims_are_about_the_same_thing(rubric):
+    verdict = offline_verdict(make_case("Hello!"), rubric, ["intra_turn"])
+    assert verdict.sub_scores == {} and "intra_turn" in verdict.abstained
 
 
 # --- persona -------------------------------------------------------------------------------------
@@ -187,11 +194,25 @@ def test_persona_break_scores_zero_with_evidence(rubric, response):
     assert "persona break" in persona.evidence[0]
 
 
-def test_persona_ok_and_no_false_match_inside_words(rubric):
-    # "siri" and "claude" are forbidden names; "series" and "Claudette" must not trip them.
-    persona = consistency.check(make_case("This series stars Claudette, a witch."), rubric).sub_scores["persona"]
-    assert persona.score == 1.0
-    assert persona.evidence == ["no persona break found"]
+@pytest.mark.parametrize("response", ["I'm just a bot, but One Piece is popular.",
+                                      "私はただのAIプログラムなので、おすすめはできません。",
+                                      "As an AI, I can't read manga."])
+def test_self_disclosures_in_other_words_are_persona_breaks(rubric, response):
+    assert consistency.check(make_case(response), rubric).sub_scores["persona"].score == 0.0
+
+
+def test_persona_no_false_match_inside_words_and_no_full_marks_for_saying_nothing(rubric):
+    # "siri" and "claude" are forbidden names; "series" and "Claudette" must not trip them. The
+    # answer says nothing about the assistant, so there is no persona to grade.
+    report = consistency.check(make_case("This series stars Claudette, a witch."), rubric)
+    assert "persona" not in report.sub_scores and "persona" in report.not_applicable
+
+
+def test_an_identity_statement_goes_to_the_judge_and_the_offline_judge_reads_it(rubric):
+    own = make_case("I'm MangaAssist, the store's shopping assistant. Let me help!")
+    other = make_case("I'm a huge fan of shonen, so let me help!")
+    assert "persona" in consistency.check(own, rubric).needs_judge
+    assert offline_verdict(own, rubric, ["persona"]).sub_scores["persona"] == 1.0
 
 
 # --- end to end ----------------------------------------------------------------------------------
@@ -217,27 +238,13 @@ def test_different_conditions_may_have_different_policy_numbers(rubric):
     assert "intra_turn" in consistency.check(case, rubric).needs_judge
 
 
-def test_mentions_match_whole_words_and_pick_the_edition_by_currency():
-    catalog = [
-        TestCase.model_validate({"test_id": "c", "intent": "faq", "query": "q", "catalog": [
-            {"asin": "US1", "title": "Monster", "price": 19.99, "currency": "USD"},
-            {"asin": "US2", "title": "Demon Slayer", "price": 9.99, "currency": "USD", "title_ja": "鬼滅の刃"},
-            {"asin": "JP2", "title": "Demon Slayer", "price": 484, "currency": "JPY", "title_ja": "鬼滅の刃"},
-        ]}).catalog
-    ][0]
-    assert consistency.mentioned_items("Tanjiro fights monsters.", catalog) == []
-    assert consistency.mentioned_items("Read Monster next.", catalog) == ["US1"]
-    assert set(consistency.mentioned_items("鬼滅の刃", catalog)) == {"US2", "JP2"}
-    assert consistency.mentioned_items("鬼滅の刃は484円です。", catalog, "JPY") == ["JP2"]
-
-
 def test_two_editions_priced_in_their_own_currencies_are_not_a_contradiction(rubric):
     catalog = [
         {"asin": "US2", "title": "Demon Slayer", "price": 9.99, "currency": "USD", "title_ja": "鬼滅の刃"},
         {"asin": "JP2", "title": "Demon Slayer", "price": 484, "currency": "JPY", "title_ja": "鬼滅の刃"},
     ]
     case = make_case("鬼滅の刃（Kimetsu no Yaiba / Demon Slayer）は484円です。在庫切れです。", catalog=catalog, locale="ja-JP")
-    assert "intra_turn" in consistency.check(case, rubric).needs_judge
+    assert "intra_turn" not in consistency.check(case, rubric).sub_scores
 
 
 def test_cross_turn_delivery_date_contradiction_and_corrected_date(rubric):
@@ -268,10 +275,11 @@ def test_prices_in_one_sentence_naming_two_products_are_attributed_to_each(rubri
     assert "One Piece" in cross.evidence[0] and "Jujutsu" not in cross.evidence[0]
 
 
-def test_offline_intra_turn_catches_granting_then_refusing_the_shoppers_case(rubric):
+def test_granting_then_refusing_the_shoppers_case_is_a_contradiction_and_a_later_promise_is_not(rubric):
     flip = make_case("Sure, you can return Tomie for a full refund. Opened items cannot be returned unless damaged.",
                      query="I opened and read it. Can I return it?", intent="return_request", catalog=[])
     later = make_case("Sorry, it can't ship this week. I can notify you as soon as it can ship again.",
                       query="Can it ship this week?", catalog=[])
-    assert consistency.offline_verdict(flip, rubric, ["intra_turn"]).sub_scores["intra_turn"] < 0.5
-    assert consistency.offline_verdict(later, rubric, ["intra_turn"]).sub_scores["intra_turn"] >= 0.8
+    assert consistency.check(flip, rubric).sub_scores["intra_turn"].score == 0.0
+    assert "intra_turn" not in consistency.check(later, rubric).sub_scores
+    assert offline_verdict(later, rubric, ["intra_turn"]).sub_scores["intra_turn"] >= 0.8

@@ -6,8 +6,9 @@ import pytest
 
 from fmquality.dimensions import factual_accuracy as fa
 from fmquality.evaluate import score_one_dimension
-from fmquality.judges.offline import OfflineJudge
-from fmquality.models import TestCase
+from fmquality.alignment import match_fact, read_units
+from fmquality.judges.offline import OfflineJudge, offline_verdict
+from fmquality.models import SUB_SCORES, TestCase
 
 CATALOG = [
     {"asin": "B0HRUZMK01", "title": "Uzumaki", "title_ja": "うずまき", "price": 22.99, "currency": "USD",
@@ -64,10 +65,11 @@ def test_japanese_stale_policy_number_is_caught(rubric):
 
 
 def test_japanese_dates_are_not_policy_days(rubric):
-    case = make_case(locale="ja-JP", intent="faq", query="いつ届きますか？", catalog=[],
-                     retrieved_chunks=["通常3日以内に発送します。"], response="5月12日に発送し、3日以内に届きます。")
+    case = make_case(locale="ja-JP", intent="faq", query="いつ発送されますか？", catalog=[],
+                     retrieved_chunks=["通常3日以内に発送します。"], response="5月12日の注文は、3日以内に発送します。")
     report = fa.check(case, rubric)
-    assert report.sub_scores["policy_accuracy"].score == 1.0
+    assert report.sub_scores["policy_accuracy"].score == 1.0  # "12日" is part of a date, not 12 days
+    assert not report.hard_failures
 
 
 # --- fact coverage ---------------------------------------------------------------------------------
@@ -82,7 +84,8 @@ def test_japanese_dates_are_not_policy_days(rubric):
     ],
 )
 def test_fact_numbers_must_match_exactly_and_words_may_be_paraphrased(response, covered):
-    assert fa.fact_is_covered("Returns accepted within 15 days of delivery", response)[0] is covered
+    match = match_fact("Returns accepted within 15 days of delivery", read_units(response))
+    assert (match.status == "covered") is covered
 
 
 def test_japanese_fact_coverage_uses_the_segmenter(rubric):
@@ -118,6 +121,18 @@ def test_jpy_price_mismatch_is_a_hard_failure(rubric, stated):
 def test_price_in_another_currency_is_not_converted(rubric):
     report = fa.check(make_case(response="Uzumaki costs about ¥3,400 in Japan."), rubric)
     assert "price_accuracy" in report.not_applicable and not report.hard_failures
+
+
+@pytest.mark.parametrize("stated", ["only 12 bucks", "just 12 dollars", "twelve dollars"])
+def test_informal_prices_are_read_and_compared(rubric, stated):
+    report = fa.check(make_case(query="How much is Gyo?", response=f"Gyo is {stated}."), rubric)
+    assert report.sub_scores["price_accuracy"].score == 0.0 and rules(report) == ["price_contradiction"]
+
+
+def test_a_hedged_price_is_compared_with_a_tolerance(rubric):
+    near = fa.check(make_case(response="Gyo is just under fifteen dollars."), rubric)
+    far = fa.check(make_case(response="Gyo is about $9."), rubric)
+    assert near.sub_scores["price_accuracy"].score == 1.0 and far.sub_scores["price_accuracy"].score == 0.0
 
 
 def test_threshold_amounts_are_not_product_prices(rubric):
@@ -165,7 +180,15 @@ def test_unknown_asin_and_title_are_hallucinations(rubric):
                                  response="Try **Spiral Nightmares** ($12.99) or B0ZZZZZZZ9."), rubric)
     grounded = fa.check(make_case(intent="recommendation", response="Try **Uzumaki** ($22.99)."), rubric)
     assert made_up.sub_scores["no_hallucination"].score < 0.5
-    assert grounded.sub_scores["no_hallucination"].score == 1.0
+    # Nothing unsupported found is not full marks: the judge decides, with what was verified.
+    assert "no_hallucination" in grounded.needs_judge and "no_hallucination" not in grounded.sub_scores
+    assert any("verified" in f for f in grounded.findings)
+
+
+def test_a_single_unsupported_claim_fails_the_item_floor(rubric):
+    report = fa.check(make_case(intent="recommendation", response="Berserk Vol. 1 is great, and Berserk Vol. 7 is out now."),
+                      rubric)
+    assert report.sub_scores["no_hallucination"].score < rubric.item_gate.min_sub_score
 
 
 def test_order_eta_must_match_page_context(rubric):
@@ -173,7 +196,7 @@ def test_order_eta_must_match_page_context(rubric):
     right = make_case(intent="order_tracking", query="When will it arrive?", catalog=[], page_context=order,
                       response="Your order has shipped and should arrive on May 14.")
     wrong = right.model_copy(update={"response": "Your order has shipped and should arrive on May 20."})
-    assert fa.check(right, rubric).sub_scores["no_hallucination"].score == 1.0
+    assert "no_hallucination" in fa.check(right, rubric).needs_judge
     assert fa.check(wrong, rubric).sub_scores["no_hallucination"].score < 1.0
     delivered = right.model_copy(update={"response": "Your order has been delivered."})
     assert fa.check(delivered, rubric).sub_scores["no_hallucination"].score < 1.0
@@ -183,20 +206,20 @@ def test_no_evidence_asks_the_judge_and_offline_uses_the_reference(rubric):
     case = make_case(intent="faq", query="How long is shipping?", catalog=[], reference_response="Standard shipping takes 3 days.",
                      response="Standard shipping takes 3 days.")
     report = fa.check(case, rubric)
-    assert report.needs_judge == ["no_hallucination"]
-    agrees = fa.offline_verdict(case, rubric, ["no_hallucination"]).sub_scores["no_hallucination"]
-    invents = fa.offline_verdict(case.model_copy(update={"response": "Shipping takes 9 days and costs 20% extra."}),
-                                 rubric, ["no_hallucination"]).sub_scores["no_hallucination"]
+    assert "no_hallucination" in report.needs_judge
+    agrees = offline_verdict(case, rubric, ["no_hallucination"]).sub_scores["no_hallucination"]
+    invents = offline_verdict(case.model_copy(update={"response": "Shipping takes 9 days and costs 20% extra."}),
+                              rubric, ["no_hallucination"]).sub_scores["no_hallucination"]
     assert agrees > 0.8 > invents
 
 
-def test_offline_verdict_without_reference_is_low_confidence_and_not_constant(rubric):
+def test_without_evidence_the_offline_judge_abstains_on_vague_text_and_flags_invented_figures(rubric):
     case = make_case(intent="chitchat", query="Hi!", catalog=[], response="Hello! Happy to help you find manga.")
-    vague = fa.offline_verdict(case, rubric, ["no_hallucination"])
-    specific = fa.offline_verdict(case.model_copy(update={"response": "We have 40% off for 3 days and 2 weeks of free shipping."}),
-                                  rubric, ["no_hallucination"])
-    assert vague.confidence <= 0.5
-    assert vague.sub_scores["no_hallucination"] > specific.sub_scores["no_hallucination"]
+    vague = offline_verdict(case, rubric, ["no_hallucination"])
+    specific = offline_verdict(case.model_copy(update={"response": "We have 40% off for 3 days and 2 weeks of free shipping."}),
+                               rubric, ["no_hallucination"])
+    assert vague.sub_scores == {} and "no_hallucination" in vague.abstained
+    assert specific.sub_scores["no_hallucination"] < 0.5
 
 
 def test_not_applicable_sub_scores_are_skipped(rubric):
@@ -204,8 +227,9 @@ def test_not_applicable_sub_scores_are_skipped(rubric):
     report = fa.check(case, rubric)
     for name in ("fact_coverage", "price_accuracy", "availability_accuracy", "policy_accuracy", "attribute_accuracy"):
         assert name in report.not_applicable
+    assert "no_hallucination" in report.not_applicable  # an opinion, nothing the evidence speaks to
     score = score_one_dimension("factual_accuracy", case, rubric, OfflineJudge())
-    assert set(score.sub_scores) == {"no_hallucination"}
+    assert score.status == "not_applicable" and score.score is None
 
 
 def test_end_to_end_with_offline_judge(rubric):
@@ -226,18 +250,42 @@ def test_possessive_author_is_checked(rubric):
 
 def test_fact_words_scattered_over_sentences_do_not_cover_it():
     fact = "charged when the item ships"
-    assert fa.fact_is_covered(fact, "You are charged when the item ships.")[0]
-    # Over the whole answer 2 of 3 words are present; no single sentence has more than 1.
-    assert not fa.fact_is_covered(fact, "You are charged immediately. You can cancel before it ships.")[0]
+    assert match_fact(fact, read_units("You are charged when the item ships.")).status == "covered"
+    # Over the whole answer every word is present; no single sentence carries the fact.
+    assert match_fact(fact, read_units("You are charged immediately. You can cancel before it ships.")).status != "covered"
+
+
+@pytest.mark.parametrize(("fact", "answer"), [
+    ("Gyo is out of stock", "Good news, Gyo is in stock!"),
+    ("Gyo is out of stock", "Gyo isn't sold out."),
+    ("codes cannot be combined", "You can combine codes at checkout."),
+    ("未開封の商品は返品できます", "未開封の商品は返品できません。"),
+])
+def test_a_fact_stated_the_other_way_round_is_contradicted(fact, answer):
+    assert match_fact(fact, read_units(answer)).status == "contradicted"
+
+
+@pytest.mark.parametrize(("fact", "answer"), [
+    ("shipped on 2024-06-03", "Your order went out on June 3rd."),
+    ("5–7 business days", "Refunds take five to seven business days."),
+    ("Opened items cannot be returned", "Sorry, opened items can't be returned unless damaged, so I can't start one."),
+])
+def test_a_fact_in_other_words_and_forms_is_covered(fact, answer):
+    assert match_fact(fact, read_units(answer)).status == "covered"
 
 
 def test_the_offline_judge_has_no_number_for_a_sub_score_without_evidence(rubric):
-    """Asked directly about prices of a case that states none, the offline judge fails: the
-    dimension would be unscored with the reason, never given a middle score."""
+    """Asked directly about prices of a case that states none, the offline judge abstains with the
+    reason; a dimension with nothing else scored is unscored, never given a middle score."""
+    from fmquality.dimensions.base import CheckReport, DimensionPlan, finish_dimension
     from fmquality.judges.base import JudgeRequest
 
     case = TestCase(test_id="t", intent="chitchat", query="Hi!", response="Hello! How can I help you today?")
-    outcome = OfflineJudge().judge(JudgeRequest(dimension="factual_accuracy", sub_scores=["price_accuracy"],
-                                                case=case, rubric_version=rubric.version, guidance="",
-                                                case_text=""), rubric)
-    assert outcome.verdict is None and "price_accuracy: nothing in the case" in outcome.error
+    request = JudgeRequest(dimension="factual_accuracy", sub_scores=["price_accuracy"], case=case,
+                           rubric_version=rubric.version, guidance="", case_text="")
+    outcome = OfflineJudge().judge(request, rubric)
+    assert outcome.verdict.sub_scores == {} and "price_accuracy" in outcome.verdict.abstained
+    report = CheckReport(needs_judge=["price_accuracy"], not_applicable=[n for n in SUB_SCORES["factual_accuracy"]
+                                                                          if n != "price_accuracy"])
+    score = finish_dimension(DimensionPlan("factual_accuracy", report=report, request=request), outcome, rubric)
+    assert score.status == "unscored" and score.score is None and "price_accuracy" in score.unscored_reason

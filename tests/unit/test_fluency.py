@@ -7,7 +7,7 @@ import pytest
 
 from fmquality.dimensions import fluency
 from fmquality.evaluate import score_one_dimension
-from fmquality.judges.offline import OfflineJudge
+from fmquality.judges.offline import OfflineJudge, offline_verdict
 from fmquality.models import TestCase
 
 from tests.unit.shonen_catalog import CATALOG
@@ -135,8 +135,8 @@ def test_formatting_skipped_when_nothing_applies(rubric):
 
 
 def test_incident4_mechanical_japanese_grammar_scores_clearly_lower_than_natural(rubric):
-    natural = fluency.offline_verdict(make_case(NATURAL_JA, locale="ja-JP"), rubric, ["grammar"])
-    mechanical = fluency.offline_verdict(make_case(MECHANICAL_JA, locale="ja-JP"), rubric, ["grammar"])
+    natural = offline_verdict(make_case(NATURAL_JA, locale="ja-JP"), rubric, ["grammar"])
+    mechanical = offline_verdict(make_case(MECHANICAL_JA, locale="ja-JP"), rubric, ["grammar"])
     assert natural.sub_scores["grammar"] >= 0.85
     assert mechanical.sub_scores["grammar"] <= natural.sub_scores["grammar"] - 0.3
     assert mechanical.evidence
@@ -150,8 +150,8 @@ def test_incident4_mechanical_japanese_grammar_scores_clearly_lower_than_natural
 )
 def test_mechanical_english_scores_lower_than_clean_english(rubric, defective):
     clean = "One Piece follows Luffy and his crew on a grand pirate adventure. The first volume is a great start."
-    clean_score = fluency.offline_verdict(make_case(clean), rubric, ["grammar"]).sub_scores["grammar"]
-    bad_score = fluency.offline_verdict(make_case(defective), rubric, ["grammar"]).sub_scores["grammar"]
+    clean_score = offline_verdict(make_case(clean), rubric, ["grammar"]).sub_scores["grammar"]
+    bad_score = offline_verdict(make_case(defective), rubric, ["grammar"]).sub_scores["grammar"]
     assert bad_score < clean_score
 
 
@@ -160,8 +160,8 @@ def test_tone_empathetic_for_returns(rubric):
                      intent="return_request")
     cold = make_case("Returns are accepted within 30 days. Obviously, just read the FAQ next time.",
                      intent="return_request")
-    warm_tone = fluency.offline_verdict(warm, rubric, ["tone"]).sub_scores["tone"]
-    cold_tone = fluency.offline_verdict(cold, rubric, ["tone"]).sub_scores["tone"]
+    warm_tone = offline_verdict(warm, rubric, ["tone"]).sub_scores["tone"]
+    cold_tone = offline_verdict(cold, rubric, ["tone"]).sub_scores["tone"]
     assert warm_tone >= 0.9
     assert cold_tone < 0.5
 
@@ -171,8 +171,8 @@ def test_tone_english_answer_to_japanese_shopper_is_lowered(rubric):
                          intent="recommendation", locale="ja-JP", query="おすすめの漫画はありますか？")
     english = make_case("One Piece Vol. 1 is a great pick, $9.99 and in stock!", intent="recommendation",
                         locale="ja-JP", query="おすすめの漫画はありますか？")
-    ja_tone = fluency.offline_verdict(japanese, rubric, ["tone"]).sub_scores["tone"]
-    en_tone = fluency.offline_verdict(english, rubric, ["tone"]).sub_scores["tone"]
+    ja_tone = offline_verdict(japanese, rubric, ["tone"]).sub_scores["tone"]
+    en_tone = offline_verdict(english, rubric, ["tone"]).sub_scores["tone"]
     assert en_tone < ja_tone
     assert en_tone <= 0.5
 
@@ -180,19 +180,19 @@ def test_tone_english_answer_to_japanese_shopper_is_lowered(rubric):
 def test_tone_plain_form_japanese_is_lowered(rubric):
     polite = make_case("返品は到着後30日以内に受け付けています。", intent="faq", locale="ja-JP", query="返品期限は？")
     plain = make_case("返品は到着後30日以内に受け付けている。", intent="faq", locale="ja-JP", query="返品期限は？")
-    assert (fluency.offline_verdict(plain, rubric, ["tone"]).sub_scores["tone"]
-            < fluency.offline_verdict(polite, rubric, ["tone"]).sub_scores["tone"])
+    assert (offline_verdict(plain, rubric, ["tone"]).sub_scores["tone"]
+            < offline_verdict(polite, rubric, ["tone"]).sub_scores["tone"])
 
 
 def test_tone_precise_needs_concrete_facts(rubric):
     concrete = make_case("Your order shipped on May 3 and should arrive within 2 days.", intent="order_tracking")
     vague = make_case("Your order is on its way and will be there super soon, amazing!", intent="order_tracking")
-    assert (fluency.offline_verdict(vague, rubric, ["tone"]).sub_scores["tone"]
-            < fluency.offline_verdict(concrete, rubric, ["tone"]).sub_scores["tone"])
+    assert (offline_verdict(vague, rubric, ["tone"]).sub_scores["tone"]
+            < offline_verdict(concrete, rubric, ["tone"]).sub_scores["tone"])
 
 
 def test_offline_verdict_answers_only_asked_sub_scores(rubric):
-    verdict = fluency.offline_verdict(make_case("Hello there, happy reading!"), rubric, ["tone"])
+    verdict = offline_verdict(make_case("Hello there, happy reading!"), rubric, ["tone"])
     assert set(verdict.sub_scores) == {"tone"}
     assert verdict.rationale
 
@@ -220,8 +220,8 @@ def test_end_to_end_incident4_through_score_one_dimension(rubric):
       "葬送のフリーレンの新刊は現在予約受付中です。価格は594円で、代金は発送時に請求されます。")],
 )
 def test_telegraphic_answers_read_mechanically(rubric, telegraphic, natural):
-    bad = fluency.offline_verdict(make_case(telegraphic), rubric, ["grammar"]).sub_scores["grammar"]
-    good = fluency.offline_verdict(make_case(natural), rubric, ["grammar"]).sub_scores["grammar"]
+    bad = offline_verdict(make_case(telegraphic), rubric, ["grammar"]).sub_scores["grammar"]
+    good = offline_verdict(make_case(natural), rubric, ["grammar"]).sub_scores["grammar"]
     assert bad <= good - 0.3
 
 
@@ -230,5 +230,5 @@ def test_tone_a_reported_problem_needs_an_apology(rubric):
     cold = make_case("Report it within 15 days of delivery and we'll send a replacement.", intent="return_request", query=query)
     warm = make_case("I'm so sorry about the torn cover! Report it within 15 days and we'll send a replacement.",
                      intent="return_request", query=query)
-    assert (fluency.offline_verdict(cold, rubric, ["tone"]).sub_scores["tone"]
-            < fluency.offline_verdict(warm, rubric, ["tone"]).sub_scores["tone"])
+    assert (offline_verdict(cold, rubric, ["tone"]).sub_scores["tone"]
+            < offline_verdict(warm, rubric, ["tone"]).sub_scores["tone"])

@@ -121,8 +121,8 @@ def test_a_failed_combined_call_leaves_every_judged_dimension_unscored(golden, r
     for dimension, score in result.dimension_scores.items():
         if dimension in opened:
             assert score.status == "unscored" and score.score is None and reason in score.unscored_reason
-        else:  # settled by the checks: the judge's failure does not touch it
-            assert score.status == "scored" and score.score is not None
+        else:  # settled by the checks (scored, or found not to apply): the judge's failure does not touch it
+            assert score.status in ("scored", "not_applicable") and score.unscored_reason != reason
     assert result.judge_calls == 1  # the one call is counted once
 
 

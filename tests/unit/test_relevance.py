@@ -6,7 +6,7 @@ import pytest
 
 from fmquality.dimensions import relevance
 from fmquality.evaluate import score_one_dimension
-from fmquality.judges.offline import OfflineJudge
+from fmquality.judges.offline import OfflineJudge, offline_verdict
 from fmquality.judges.scripted import ScriptedJudge
 from fmquality.models import TestCase
 
@@ -49,25 +49,23 @@ def test_every_sub_score_is_placed_once(rubric):
 
 
 def test_incident_promotion_opening_scores_low_and_good_answer_high(rubric):
-    good = relevance.offline_verdict(make_case(response=GOOD_HORROR), rubric, ["intent_relevance"])
-    bad = relevance.offline_verdict(make_case(response=PROMO_FIRST), rubric, ["intent_relevance"])
+    good = offline_verdict(make_case(response=GOOD_HORROR), rubric, ["intent_relevance"])
+    bad = offline_verdict(make_case(response=PROMO_FIRST), rubric, ["intent_relevance"])
     assert good.sub_scores["intent_relevance"] >= 0.8
     assert bad.sub_scores["intent_relevance"] <= 0.3
     assert any("promotion" in e for e in bad.evidence)
-    # The check passes the finding on to an LLM judge as context.
-    assert any("promotion" in f for f in relevance.check(make_case(response=PROMO_FIRST), rubric).findings)
 
 
 def test_promotion_opening_is_fine_when_the_shopper_asked_for_deals(rubric):
     case = make_case(intent="promotion", query="Any deals on horror manga?",
                      response="Yes! Horror sale: Uzumaki is 20% off this week at $22.99.")
-    verdict = relevance.offline_verdict(case, rubric, ["intent_relevance"])
+    verdict = offline_verdict(case, rubric, ["intent_relevance"])
     assert verdict.sub_scores["intent_relevance"] >= 0.7
 
 
 def test_answer_in_another_genre_is_penalised(rubric):
     case = make_case(response="You'll love One Piece Vol. 1 and Attack on Titan, two great action series.")
-    verdict = relevance.offline_verdict(case, rubric, ["intent_relevance"])
+    verdict = offline_verdict(case, rubric, ["intent_relevance"])
     assert verdict.sub_scores["intent_relevance"] <= 0.4
 
 
@@ -75,8 +73,8 @@ def test_intent_vocabulary_separates_on_topic_from_off_topic(rubric):
     on_topic = make_case(intent="order_tracking", query="Where is my order?", catalog=[],
                          response="Your order shipped yesterday and should be delivered on Friday.")
     off_topic = on_topic.model_copy(update={"response": "We have many great horror titles for you to enjoy today."})
-    high = relevance.offline_verdict(on_topic, rubric, ["intent_relevance"]).sub_scores["intent_relevance"]
-    low = relevance.offline_verdict(off_topic, rubric, ["intent_relevance"]).sub_scores["intent_relevance"]
+    high = offline_verdict(on_topic, rubric, ["intent_relevance"]).sub_scores["intent_relevance"]
+    low = offline_verdict(off_topic, rubric, ["intent_relevance"]).sub_scores["intent_relevance"]
     assert high > 0.7 > low
 
 
@@ -105,14 +103,18 @@ def test_product_relevance_by_asin_and_by_japanese_title(rubric):
     half = make_case(response="Try Uzumaki.", expected_products=["B0HRUZMK01", "B0HRTOMIE1"])
     for case in (by_asin, by_japanese):
         assert relevance.check(case, rubric).sub_scores["product_relevance"].score == 1.0
-    assert relevance.check(half, rubric).sub_scores["product_relevance"].score == pytest.approx(0.5)
+    # One not named may be meant otherwise ("both"): the judge reads it; the offline judge counts it.
+    assert "product_relevance" in relevance.check(half, rubric).needs_judge
+    assert offline_verdict(half, rubric, ["product_relevance"]).sub_scores["product_relevance"] == pytest.approx(0.5)
 
 
 def test_off_genre_extra_products_lower_product_relevance(rubric):
     clean = make_case(response="Uzumaki and Tomie.", expected_products=["B0HRUZMK01", "B0HRTOMIE1"])
     padded = clean.model_copy(update={"response": "Uzumaki, Tomie, and also One Piece Vol. 1!"})
-    assert (relevance.check(padded, rubric).sub_scores["product_relevance"].score
-            < relevance.check(clean, rubric).sub_scores["product_relevance"].score)
+    assert relevance.check(clean, rubric).sub_scores["product_relevance"].score == 1.0
+    # An extra product may fit or not: the judge reads it; the offline judge by its genre.
+    assert "product_relevance" in relevance.check(padded, rubric).needs_judge
+    assert offline_verdict(padded, rubric, ["product_relevance"]).sub_scores["product_relevance"] < 1.0
 
 
 def test_unexpected_catalog_products_go_to_the_judge_and_offline_checks_genre(rubric):
@@ -120,8 +122,8 @@ def test_unexpected_catalog_products_go_to_the_judge_and_offline_checks_genre(ru
     shonen = make_case(response="One Piece Vol. 1 is a classic.")
     report = relevance.check(horror, rubric)
     assert "product_relevance" in report.needs_judge
-    good = relevance.offline_verdict(horror, rubric, ["product_relevance"]).sub_scores["product_relevance"]
-    bad = relevance.offline_verdict(shonen, rubric, ["product_relevance"]).sub_scores["product_relevance"]
+    good = offline_verdict(horror, rubric, ["product_relevance"]).sub_scores["product_relevance"]
+    bad = offline_verdict(shonen, rubric, ["product_relevance"]).sub_scores["product_relevance"]
     assert good > bad
 
 
@@ -139,9 +141,10 @@ def test_context_relevance_uses_the_order_on_the_page(rubric):
     uses = make_case(intent="order_tracking", query="Where is my package?", catalog=[], page_context=order,
                      response="Your order 112-1234567-7654321 has shipped and should arrive on May 14.")
     ignores = uses.model_copy(update={"response": "Packages usually arrive within a week of purchase."})
-    high = relevance.check(uses, rubric).sub_scores["context_relevance"].score
-    low = relevance.check(ignores, rubric).sub_scores["context_relevance"].score
-    assert high == 1.0 and low < 0.5
+    assert relevance.check(uses, rubric).sub_scores["context_relevance"].score == 1.0
+    # Finding no order detail is not evidence of ignoring it (it may be paraphrased): the judge reads it.
+    assert "context_relevance" in relevance.check(ignores, rubric).needs_judge
+    assert offline_verdict(ignores, rubric, ["context_relevance"]).sub_scores["context_relevance"] < 0.5
 
 
 def test_context_relevance_resolves_the_second_one_from_history(rubric):
@@ -159,7 +162,8 @@ def test_context_relevance_current_product(rubric):
                      response="Tomie is very creepy: a girl who regenerates no matter what.")
     off = case.model_copy(update={"response": "We carry many scary titles across the store."})
     assert relevance.check(case, rubric).sub_scores["context_relevance"].score == 1.0
-    assert relevance.check(off, rubric).sub_scores["context_relevance"].score < 0.5
+    assert "context_relevance" in relevance.check(off, rubric).needs_judge
+    assert offline_verdict(off, rubric, ["context_relevance"]).sub_scores["context_relevance"] < 0.5
 
 
 def test_end_to_end_with_offline_judge(rubric):
@@ -172,17 +176,27 @@ def test_end_to_end_with_offline_judge(rubric):
     assert good.judge_calls == 0 and 0 < good.confidence < 1
 
 
-def test_chitchat_redirecting_beats_answering_off_topic(rubric):
+def test_chitchat_answering_off_topic_with_invented_facts_is_caught_as_unsupported(rubric):
     case = make_case(intent="chitchat", query="What's the weather like in Tokyo today?", catalog=[],
                      response="I can't check the weather, sorry! But I'd love to help you find a manga for a cozy day.")
     off = case.model_copy(update={"response": "It's 25 degrees and sunny in Tokyo today, with light winds."})
-    redirect = relevance.offline_verdict(case, rubric, ["intent_relevance"]).sub_scores["intent_relevance"]
-    drift = relevance.offline_verdict(off, rubric, ["intent_relevance"]).sub_scores["intent_relevance"]
-    assert redirect > drift
+    assert offline_verdict(case, rubric, ["intent_relevance"]).sub_scores["intent_relevance"] >= 0.8
+    assert offline_verdict(off, rubric, ["no_hallucination"]).sub_scores["no_hallucination"] < 0.6
+
+
+@pytest.mark.parametrize(("query", "response"), [
+    ("Thanks so much!", "You're welcome, happy reading!"),
+    ("ありがとうございました！", "どういたしまして。またのご来店をお待ちしております。"),
+])
+def test_small_talk_is_answered_in_kind(rubric, query, response):
+    answered = make_case(intent="chitchat", query=query, catalog=[], response=response)
+    ignored = answered.model_copy(update={"response": "Uzumaki is a horror classic about spirals."})
+    assert (offline_verdict(answered, rubric, ["intent_relevance"]).sub_scores["intent_relevance"]
+            > offline_verdict(ignored, rubric, ["intent_relevance"]).sub_scores["intent_relevance"])
 
 
 def test_promotion_opening_also_lowers_product_relevance(rubric):
     clean = make_case(response=GOOD_HORROR, expected_products=["B0HRUZMK01"])
     pushed = make_case(response=PROMO_FIRST, expected_products=["B0HRUZMK01"])
-    assert (relevance.check(pushed, rubric).sub_scores["product_relevance"].score
-            < relevance.check(clean, rubric).sub_scores["product_relevance"].score)
+    assert (offline_verdict(pushed, rubric, ["product_relevance"]).sub_scores["product_relevance"]
+            < offline_verdict(clean, rubric, ["product_relevance"]).sub_scores["product_relevance"])

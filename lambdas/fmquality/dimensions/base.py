@@ -4,18 +4,22 @@ A dimension module (relevance.py, factual_accuracy.py, consistency.py, fluency.p
 
     NAME: str
     def check(case: TestCase, rubric: Rubric) -> CheckReport
-        Deterministic sub-scores wherever the case carries the evidence; every sub-score of the
-        dimension ends up in exactly one of ``report.sub_scores``, ``report.not_applicable`` or
-        ``report.needs_judge``.
-    def offline_verdict(case: TestCase, rubric: Rubric, sub_scores: list[str]) -> JudgeVerdict
-        What the offline judge says about the sub-scores the checks left open: deterministic
-        lexical and numeric evidence, no network.
+        Deterministic checks. Every sub-score of the dimension ends up in exactly one of
+        ``report.sub_scores`` (settled from evidence the check found and attributed: this price to
+        this product in the catalog, this number to this policy in the retrieved knowledge),
+        ``report.not_applicable`` (the answer and the case hold nothing of the kind, with the reason)
+        or ``report.needs_judge`` (everything else: a check that found nothing settles nothing).
+        What a check found but could not settle reaches the judge as a hint to verify.
 
-``score_dimension`` runs the checks, makes at most one judge call for the open sub-scores, and
-weights what applies. A judge failure leaves the dimension unscored with the reason. It is
-``plan_dimension`` (checks, judge request) + one judge call + ``finish_dimension`` (weighting): the
-direct engine's combined mode plans all four dimensions, makes ONE call for all of them and
-finishes each with the same rules.
+The judges grade what the checks left open: the offline judge (``judges/offline/``) from general
+signals, the Bedrock judge from the model. ``score_dimension`` runs the checks, makes at most one
+judge call for the open sub-scores, and weights what was scored. It is ``plan_dimension`` (checks,
+judge request) + one judge call + ``finish_dimension`` (weighting): the direct engine's combined
+mode plans all four dimensions, makes ONE call for all of them and finishes each with the same rules.
+
+Outcomes: a judge failure leaves the dimension "unscored" with the reason; a sub-score the judge
+abstained on (no evidence) is listed with its reason and left out of the weighting; a dimension with
+no applicable sub-score is "not_applicable" and left out of the composite.
 """
 
 from __future__ import annotations
@@ -41,22 +45,27 @@ class CheckReport:
     hard_failures: list[HardFailure] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
 
+    skip_reasons: dict[str, str] = field(default_factory=dict)
+
     def set(self, name: str, score: float, *evidence: str) -> None:
+        """Settle a sub-score from evidence; a check that found nothing calls ``ask_judge`` instead."""
+        if not evidence:
+            raise ValueError(f"{name}: a check settles a sub-score only with the evidence it found")
         self.sub_scores[name] = SubScore(name=name, score=max(0.0, min(1.0, score)), evidence=list(evidence))
 
-    def skip(self, name: str) -> None:
+    def skip(self, name: str, why: str) -> None:
         self.not_applicable.append(name)
+        self.skip_reasons[name] = why
 
-    def ask_judge(self, name: str) -> None:
+    def ask_judge(self, name: str, *hints: str) -> None:
         self.needs_judge.append(name)
+        self.findings.extend(hints)
 
     def validate_for(self, dimension: str) -> None:
         expected = set(SUB_SCORES[dimension])
         placed = [*self.sub_scores, *self.not_applicable, *self.needs_judge]
         if sorted(placed) != sorted(expected):
             raise ValueError(f"{dimension}: check() must place each of {sorted(expected)} exactly once, placed {sorted(placed)}")
-        if not self.sub_scores and not self.needs_judge:
-            raise ValueError(f"{dimension}: no sub-score applies; check() must judge at least one")
 
 
 def response_text(case: TestCase) -> str:
@@ -133,6 +142,11 @@ def plan_dimension(module: ModuleType, case: TestCase, rubric: "Rubric", case_te
     report: CheckReport = module.check(case, rubric)
     report.validate_for(dimension)
     hard_failures = [f for f in report.hard_failures if rubric.hard_fail_enabled(f.rule)]
+    if not report.sub_scores and not report.needs_judge:
+        why = "; ".join(f"{n}: {report.skip_reasons.get(n, 'does not apply')}" for n in report.not_applicable)
+        return DimensionPlan(dimension=dimension, report=report, hard_failures=hard_failures, final=DimensionScore(
+            dimension=dimension, status="not_applicable", unscored_reason=f"no sub-score applies ({why})",
+            not_applicable=list(report.not_applicable), hard_failures=hard_failures))
     request = None
     if report.needs_judge:
         request = JudgeRequest(
@@ -175,6 +189,7 @@ def finish_dimension(
     usage = None
     prompt = raw = None
     judge_confidence = 1.0
+    abstained: dict[str, str] = {}
 
     if plan.request is not None:
         request = plan.request
@@ -204,16 +219,32 @@ def finish_dimension(
         judge_confidence = verdict.confidence
         # Only the sub-scores we asked for are read: a judge cannot overwrite a deterministic check.
         for name in request.sub_scores:
+            if name in verdict.abstained:
+                abstained[name] = verdict.abstained[name]
+                continue
             subs[name] = SubScore(
                 name=name,
                 score=verdict.sub_scores[name],
                 evidence=[f"judge: {verdict.rationale}", *verdict.evidence],
                 source="judge",
             )
+        if not subs:
+            return DimensionScore(
+                dimension=dimension,
+                status="unscored",
+                unscored_reason="no evidence for any sub-score: " + "; ".join(f"{n}: {r}" for n, r in abstained.items()),
+                abstained=abstained,
+                not_applicable=list(report.not_applicable),
+                hard_failures=hard_failures,
+                judge_calls=calls,
+                usage=usage or JudgeUsage(),
+                judge_prompt=prompt,
+                judge_raw=raw,
+            )
 
     weights = rubric.sub_score_weights[dimension]
     values = {n: s.score for n, s in subs.items()}
-    judged_weight = sum(weights[n] for n in report.needs_judge)
+    judged_weight = sum(weights[n] for n in report.needs_judge if n in values)
     total_weight = sum(weights[n] for n in values)
     confidence = 1.0 - (judged_weight / total_weight) * (1.0 - judge_confidence)
     evidence = [f"{n}: {e}" for n, s in subs.items() for e in s.evidence]
@@ -225,6 +256,7 @@ def finish_dimension(
         sub_scores={n: round(v, 4) for n, v in values.items()},
         evidence=evidence,
         not_applicable=list(report.not_applicable),
+        abstained=abstained,
         hard_failures=hard_failures,
         judge_calls=calls,
         judge_prompt=prompt,

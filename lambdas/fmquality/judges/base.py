@@ -32,11 +32,6 @@ class JudgeThrottled(RuntimeError):
     """The judge service throttled us after every retry. Step Functions retries on this name."""
 
 
-class NoEvidence(ValueError):
-    """A deterministic judge has nothing in the case to score a sub-score with. It is a judge failure
-    (the dimension is unscored with this reason), never a middle-of-the-road number."""
-
-
 class JudgeRequest(BaseModel):
     """What a judge is asked for one dimension of one case."""
 
@@ -55,7 +50,12 @@ class JudgeRequest(BaseModel):
 
 class JudgeVerdict(BaseModel):
     """The structured verdict a judge returns. Extra keys are refused: output that does not
-    validate is not a verdict."""
+    validate is not a verdict.
+
+    ``abstained`` names sub-scores the judge found no evidence to grade, each with the reason (the
+    offline judge, which reads signals and may find none); such a sub-score is left unscored and out
+    of the weighting, never given a made-up number. A model judge must answer every sub-score asked.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -63,6 +63,7 @@ class JudgeVerdict(BaseModel):
     rationale: str = Field(min_length=1)
     evidence: list[str] = Field(default_factory=list)
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    abstained: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("sub_scores")
     @classmethod
@@ -71,6 +72,15 @@ class JudgeVerdict(BaseModel):
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"sub-score {name}={value} is outside 0..1")
         return scores
+
+    @model_validator(mode="after")
+    def _scored_or_abstained(self) -> "JudgeVerdict":
+        both = set(self.sub_scores) & set(self.abstained)
+        if both:
+            raise ValueError(f"sub-scores both scored and abstained: {sorted(both)}")
+        if any(not reason.strip() for reason in self.abstained.values()):
+            raise ValueError("an abstained sub-score needs its reason")
+        return self
 
 
 class _OutcomeBase(BaseModel):
@@ -106,8 +116,9 @@ class Judge(Protocol):
 
 
 def missing_sub_scores(request: JudgeRequest, verdict: JudgeVerdict) -> list[str]:
-    """Sub-scores asked for but absent from the verdict (which makes the verdict unusable)."""
-    return [name for name in request.sub_scores if name not in verdict.sub_scores]
+    """Sub-scores asked for and neither scored nor abstained with a reason (which makes the verdict
+    unusable)."""
+    return [name for name in request.sub_scores if name not in verdict.sub_scores and name not in verdict.abstained]
 
 
 # -------------------------------------------------------------------------------------------------
@@ -179,7 +190,7 @@ def split_combined(request: CombinedJudgeRequest, outcome: CombinedJudgeOutcome)
         reason = "judge returned no verdict"
     if not reason:
         lacking = {
-            r.dimension: [n for n in r.sub_scores if r.dimension not in verdicts or n not in verdicts[r.dimension].sub_scores]
+            r.dimension: missing_sub_scores(r, verdicts[r.dimension]) if r.dimension in verdicts else list(r.sub_scores)
             for r in request.requests
         }
         lacking = {d: names for d, names in lacking.items() if names}

@@ -1,0 +1,741 @@
+"""Claims an answer makes, each tied to what it is about.
+
+The checks (``dimensions/*``) and the offline judge read answers through this module so that a
+number is only ever compared with the catalog or the knowledge when it was attributed: a price to
+the product it describes, a stock status to its product, a duration or percentage to the store
+policy it states (return window, refund time, free-shipping threshold, ...), with its negation and
+its conditions. A number the shopper gave ("I opened it 10 days ago") or a reference point ("30
+days from delivery" names delivery as the start, not the policy) is not a claim.
+
+The policy-topic and condition words below are the general vocabulary of an online store's
+policies (returns, refunds, exchanges, cancellations, shipping, delivery, payment, discounts,
+points, pre-orders) in English and Japanese; they name what a number is about and were not taken
+from any dataset line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from fmquality.catalog_index import Mention, index_for, products_in_play
+from fmquality.models import CatalogItem, TestCase
+from fmquality.text import (
+    Price,
+    Quantity,
+    availability_mentions,
+    extract_prices,
+    extract_quantities,
+    find_dates,
+    has_japanese,
+    is_list_line,
+    japanese_share,
+    list_items,
+    normalize,
+    number_value,
+    same_price,
+    segment_spans,
+)
+
+# --------------------------------------------------------------------------------------------------
+# Sentences: negation and conditions
+# --------------------------------------------------------------------------------------------------
+
+_CONTRACTIONS = (("can't", "can not"), ("cannot", "can not"), ("won't", "will not"), ("n't", " not"))
+_NEGATION_EN = re.compile(r"\b(not|no|never|none|nothing|neither|nor|without|no longer)\b")
+_NEGATION_JA = re.compile(r"ません|ない(?!よう)|なかった|ず[、。に]|ずに|不可|できかね|お断り|なし(?![か])")
+_CONDITION = re.compile(
+    r"\b(if|only if|as long as|as soon as|provided|once|when|after|before|until)\b"
+    r"|場合|なら|たら|ければ|次第|ただし"
+)
+
+
+def expand_contractions(norm: str) -> str:
+    for short, long in _CONTRACTIONS:
+        norm = norm.replace(short, long)
+    return norm
+
+
+def negation_count(norm: str) -> int:
+    """Negations in a (normalized) clause: "not", "n't", "never", "no", ません, ない, ず..."""
+    expanded = expand_contractions(norm)
+    return len(_NEGATION_EN.findall(expanded)) + len(_NEGATION_JA.findall(norm))
+
+
+def is_negated(norm: str) -> bool:
+    return negation_count(norm) % 2 == 1
+
+
+EXCEPTION_CLAUSE = re.compile(r"\bunless\b|\bexcept\b|を除き|でない限り|場合を除")
+
+
+def is_conditional(norm: str) -> bool:
+    """A claim made under a condition ("if it arrived damaged, ..."). What follows "unless" is an
+    exception to the claim, not a condition of it: "opened items cannot be returned unless damaged"
+    is a plain refusal."""
+    return _CONDITION.search(EXCEPTION_CLAUSE.split(norm)[0]) is not None
+
+
+def is_question(norm: str) -> bool:
+    return norm.rstrip().endswith(("?", "？")) or re.search(r"(ですか|ますか|でしょうか)[。？?]?\s*$", norm) is not None
+
+
+# --------------------------------------------------------------------------------------------------
+# An answer read once: sentences, product mentions, attribution
+# --------------------------------------------------------------------------------------------------
+
+_BACK_REFERENCE = re.compile(
+    r"\b(it|it's|its|this one|that one|this title|this volume|this book|this series|this set|your copy|the book|"
+    r"the volume|the series|the set)\b|こちら|この商品|この作品|この本|本作|同作|その作品|それ"
+)
+_COLLECTIVE = re.compile(r"\b(all|both|every|each of|all of them|they are|they're)\b|すべて|全て|どちらも|いずれも|どれも")
+
+
+def text_currency(text: str, locale_japanese: bool = False) -> str:
+    """The currency a text deals in: the one its prices use, else JPY for Japanese text."""
+    currencies = {p.currency for p in extract_prices(text)}
+    if len(currencies) == 1:
+        return currencies.pop()
+    return "JPY" if japanese_share(text) > 0.5 or (locale_japanese and not text.strip()) else "USD"
+
+
+class Reading:
+    """One text of a case (the answer, by default) read once: normalized text, sentence and list-line
+    spans, catalog products named, and which product a statement at a position is about."""
+
+    def __init__(self, case: TestCase, text: str | None = None) -> None:
+        self.case = case
+        self.text = case.response or "" if text is None else text
+        self.norm = normalize(self.text)
+        self.spans = segment_spans(self.text)
+        self.by_asin = case.catalog_by_asin()
+        self.currency = text_currency(self.text, case.is_japanese)
+        self.mentions: list[Mention] = index_for(case.catalog).mentions(self.text, self.currency) if case.catalog else []
+
+    @cached_property
+    def focus(self) -> str | None:
+        """The product the shopper asked about: the one "the second one" points at, else the one the
+        query names, else the page's product."""
+        reference = ordinal_reference(self.case)
+        if reference is not None and len(reference.target.asins) == 1:
+            return reference.target.asins[0]
+        named = index_for(self.case.catalog).named(self.case.query) if self.case.catalog else []
+        if len(named) == 1:
+            return named[0]
+        return self.case.page_context.current_asin if self.case.page_context.current_asin in self.by_asin else None
+
+    @cached_property
+    def in_play(self) -> list[str]:
+        """The products the case concerns (named anywhere in it, on the page or expected): the rest
+        of a catalog snapshot is the store's shelf, not part of this conversation."""
+        return products_in_play(self.case) if self.case.catalog else []
+
+    @cached_property
+    def products(self) -> list[str]:
+        """ASINs named, in order of first mention."""
+        return list(dict.fromkeys(a for m in self.mentions for a in m.asins))
+
+    def sentence(self, index: int) -> str:
+        start, end = self.spans[index]
+        return self.norm[start:end]
+
+    def sentence_of(self, pos: int) -> int:
+        for index, (start, end) in enumerate(self.spans):
+            if start <= pos < end:
+                return index
+        return len(self.spans) - 1
+
+    def mentions_in(self, index: int) -> list[Mention]:
+        start, end = self.spans[index]
+        return [m for m in self.mentions if start <= m.start < end]
+
+    def items(self, asins: tuple[str, ...] | list[str]) -> list[CatalogItem]:
+        return [self.by_asin[a] for a in asins if a in self.by_asin]
+
+    def attach(self, pos: int) -> list[CatalogItem]:
+        """The catalog item(s) a statement at ``pos`` is about: the nearest product named before it
+        in the same sentence or list line (else the nearest after it); for a card's follow-up line
+        the product of the line above; for a sentence that refers back ("it", "this volume", "こちら")
+        the product of the sentence before; for "all"/"both" every product named; else the only
+        product in play, or the product on the page. Several items when the name is shared by
+        several listings (two editions of one title)."""
+        if not self.spans:
+            return []
+        index = self.sentence_of(pos)
+        inside = self.mentions_in(index)
+        if inside:
+            before = [m for m in inside if m.end <= pos]
+            nearest = max(before, key=lambda m: m.end) if before else min(inside, key=lambda m: m.start)
+            return self.items(nearest.asins)
+        sentence = self.sentence(index)
+        if _COLLECTIVE.search(sentence) and len(self.products) > 1:
+            return self.items(self.products)
+        if _BACK_REFERENCE.search(sentence) and self.focus in self.products:
+            return self.items([self.focus])  # "it" is most likely what the shopper asked about
+        for back in (1, 2):
+            if index - back < 0:
+                break
+            earlier = self.mentions_in(index - back)
+            if earlier and (_BACK_REFERENCE.search(sentence) or self._card_line(index, index - back)):
+                return self.items(earlier[-1].asins)
+            if earlier:
+                break
+        if len(self.products) == 1:
+            return self.items(self.products)
+        if not self.products:
+            current = self.by_asin.get(self.case.page_context.current_asin or "")
+            if current is not None:
+                return [current]
+            if len(self.in_play) == 1:
+                return self.items(self.in_play)
+        return []
+
+    def _card_line(self, index: int, header: int) -> bool:
+        """Whether sentence ``index`` continues the product card that starts at sentence ``header``: an
+        indented line, or a plain line under a list line ("1. **Gyo**" / "Price: $10.00")."""
+        start = self.spans[index][0]
+        line_start = self.norm.rfind("\n", 0, start) + 1
+        if line_start != start and self.norm[line_start:start].strip():
+            return False  # a second sentence on the same line, not a card line
+        line = self.norm[start:self.spans[index][1]]
+        header_line = self.norm[self.spans[header][0]:self.spans[header][1]].strip("\n")
+        return line[:1].isspace() or (is_list_line(header_line) and not is_list_line(line.strip("\n")))
+
+    def attach_one_market(self, pos: int, currency: str | None = None) -> list[CatalogItem]:
+        """Like ``attach``; when a title is sold in both markets, the listing in the sentence's
+        currency (or ``currency``), else the text's."""
+        items = self.attach(pos)
+        if len({i.currency for i in items}) < 2:
+            return items
+        start, end = self.spans[self.sentence_of(pos)]
+        stated = {p.currency for p in extract_prices(self.norm[start:end])}
+        market = currency or (stated.pop() if len(stated) == 1 else self.currency)
+        return [i for i in items if i.currency == market] or items
+
+
+# --------------------------------------------------------------------------------------------------
+# Prices and stock statuses of products
+# --------------------------------------------------------------------------------------------------
+
+# Words that make a money amount a threshold, a fee or a discount rather than a product's price.
+_NOT_A_PRICE_BEFORE = re.compile(
+    r"((?<!just )(?<!a little )(?<!a bit )(?:over|under)|above|below|less than|more than|at least|up to|off|save|"
+    r"saving|savings|discount|shipping|coupon|"
+    r"credit|points?|total|subtotal|budget|fee|minimum|min\.?|spend|orders? of|was|originally|regular|list price|"
+    r"送料|合計|予算|最低|通常)\W{0,3}$")
+_NOT_A_PRICE_AFTER = re.compile(r"^\s*(以上|以下|未満|オフ|off|引き|割引|分|まで|or more|minimum|and up|\+|shipping|送料)")
+
+
+@dataclass(frozen=True)
+class PriceClaim:
+    price: Price
+    items: tuple[CatalogItem, ...]  # the products it is attributed to (same currency), may be empty
+    product_price: bool  # False: a threshold, a fee or a discount
+
+
+def item_prices(item: CatalogItem) -> list[float]:
+    """The catalog price plus any other price field the snapshot carries (sale_price, list_price)."""
+    extra = [v for k, v in (item.model_extra or {}).items() if "price" in k and isinstance(v, (int, float))]
+    return [item.price, *extra]
+
+
+def price_claims(reading: Reading) -> list[PriceClaim]:
+    out: list[PriceClaim] = []
+    for price in extract_prices(reading.text):
+        before = reading.norm[max(0, price.start - 24):price.start]
+        after = reading.norm[price.end:price.end + 10]
+        # Without products in play an amount is a fee or a threshold ("standard shipping is $4.99").
+        product_price = bool(reading.in_play) and not (_NOT_A_PRICE_BEFORE.search(before) or _NOT_A_PRICE_AFTER.search(after))
+        attached = reading.attach(price.start) if product_price else []
+        items = tuple(i for i in attached if i.currency == price.currency)
+        if attached and not items:
+            continue  # a product's price in a currency it is not sold in: we do not convert
+        out.append(PriceClaim(price, items, product_price))
+    return out
+
+
+def price_agrees(claim: PriceClaim) -> bool:
+    return any(same_price(claim.price.amount, p, claim.price.currency, claim.price.approx)
+               for item in claim.items for p in item_prices(item))
+
+
+@dataclass(frozen=True)
+class StockClaim:
+    status: str
+    position: int
+    items: tuple[CatalogItem, ...]
+
+
+# Stated vs catalog statuses that are not a contradiction ("only a few left" of an in-stock item,
+# "not available yet" of a pre-order).
+COMPATIBLE_STOCK = {("limited", "in_stock"), ("in_stock", "limited"), ("out_of_stock", "preorder")}
+
+
+def stock_claims(reading: Reading) -> list[StockClaim]:
+    """Stock statuses stated of products; without products in play ("pre-orders are charged when
+    they ship") a status word describes a kind of order, not a product's stock."""
+    if not reading.in_play:
+        return []
+    return [StockClaim(status, pos, tuple(reading.attach_one_market(pos)))
+            for status, pos in availability_mentions(reading.text)]
+
+
+def stock_agrees(claim: StockClaim) -> bool:
+    return any(i.availability == claim.status or (claim.status, i.availability) in COMPATIBLE_STOCK for i in claim.items)
+
+
+# --------------------------------------------------------------------------------------------------
+# Policy numbers: a duration, percentage or amount tied to the policy it states
+# --------------------------------------------------------------------------------------------------
+
+POLICY_TOPICS: dict[str, tuple[str, ...]] = {
+    # Longer, more specific topics first: "free shipping" before "shipping".
+    "free_shipping": ("free shipping", "ships free", "shipping is free", "送料無料", "送料が無料"),
+    "shipping_fee": ("shipping fee", "shipping cost", "delivery fee", "shipping charge", "送料"),
+    "refund": ("refund", "money back", "reimburse", "返金", "払い戻"),
+    "return": ("return", "send it back", "send back", "返品", "返送"),
+    "exchange": ("exchange", "replacement", "replace", "交換"),
+    "cancel": ("cancel", "キャンセル", "取り消"),
+    "payment": ("payment", "pay ", "pay.", "paid", "支払", "入金", "決済", "振込"),
+    "points": ("point", "ポイント", "還元"),
+    "discount": ("% off", "percent off", " off", "discount", "sale", "coupon", "割引", "オフ", "引き", "セール", "クーポン"),
+    "delivery": ("deliver", "arrive", "arrival", "eta", "get to you", "reach you", "お届け", "到着", "配達", "届"),
+    "shipping": ("ship", "dispatch", "send out", "発送", "出荷"),
+    "preorder": ("pre-order", "preorder", "予約"),
+}
+# Conditions that make two numbers for one policy both true, mapped to one canonical condition.
+CONDITIONS = {
+    "unopened": "unopened", "sealed": "unopened", "unread": "unopened", "未開封": "unopened", "未使用": "unopened",
+    "opened": "opened", "開封": "opened",
+    "damaged": "damaged", "defective": "damaged", "torn": "damaged", "misprint": "damaged", "破損": "damaged",
+    "不良": "damaged", "汚損": "damaged", "wrong item": "damaged", "誤配送": "damaged",
+    "digital": "digital", "ebook": "digital", "電子": "digital",
+    "international": "international", "overseas": "international", "海外": "international",
+    "express": "express", "速達": "express", "お急ぎ": "express", "standard": "standard", "通常配送": "standard",
+    "member": "member", "prime": "member", "会員": "member",
+}
+_POLICY_UNITS = {"day", "week", "month", "year", "hour", "percent", "usd", "jpy"}
+_REFERENCE_BEFORE = re.compile(r"(from|of|after|since|upon|following)\s+(the\s+|your\s+|its\s+)?$")
+_THRESHOLD_BEFORE = re.compile(r"(over|under|above|below|more than|less than|at least|minimum of|from|orders? of|spend)\s*$")
+_THRESHOLD_AFTER = re.compile(r"^\s*(以上|未満|から|or more|and up|\+)")
+_DISCOUNT_AFTER = re.compile(r"^\s*(?:off|引き|割引|オフ)")
+# The shopper's own circumstance, not a policy: "10 days ago", "10日前に", "for 3 days now".
+_ELAPSED_AFTER = re.compile(r"^\s*(ago|back|earlier|前に|前|経)")
+
+
+def _reference_point(norm: str, start: int, end: int) -> bool:
+    return bool(_REFERENCE_BEFORE.search(norm[:start])) or norm[end:end + 1] == "後" or norm[end:end + 2] == "から"
+
+
+def topic_words(norm: str) -> list[tuple[int, str]]:
+    """(position, topic) of each policy word that names a policy (reference points left out)."""
+    out: list[tuple[int, str]] = []
+    taken: list[tuple[int, int]] = []
+    for topic, words in POLICY_TOPICS.items():
+        for word in words:
+            pattern = re.escape(word) if has_japanese(word) or not word[0].isalpha() else rf"(?<![a-z]){re.escape(word)}"
+            for match in re.finditer(pattern, norm):
+                if any(s <= match.start() < e for s, e in taken):
+                    continue
+                taken.append((match.start(), match.end()))
+                if not _reference_point(norm, match.start(), match.end()):
+                    out.append((match.start(), topic))
+    return sorted(out)
+
+
+def conditions_in(norm: str) -> frozenset[str]:
+    found = set()
+    for word, canonical in CONDITIONS.items():
+        # "unopened" must not also count as "opened", nor 未開封 as 開封.
+        if re.search(rf"(?<![a-z未]){re.escape(word)}", norm):
+            found.add(canonical)
+    return frozenset(found)
+
+
+def context_topic(text: str) -> str | None:
+    """The first policy a text (the shopper's question, an earlier answer) is about."""
+    words = topic_words(normalize(text or ""))
+    return words[0][1] if words else None
+
+
+def conversation_topic(case: TestCase) -> str | None:
+    """The policy a follow-up answer continues when it leaves it implicit ("you're still inside the
+    15-day window"): the last policy an earlier assistant turn gave a number for, else the policy the
+    shopper's question names."""
+    for message in reversed(case.conversation_history):
+        if message.role == "assistant":
+            numbers = [n for n in policy_numbers(message.content) if n.unit != "date"]
+            if numbers:
+                return numbers[-1].topic
+    return context_topic(case.query)
+
+
+@dataclass(frozen=True)
+class PolicyNumber:
+    topic: str
+    unit: str  # "duration" (in days), "percent", "usd", "jpy", "date"
+    low: float
+    high: float  # == low unless the text gives a range ("5-7 business days")
+    text: str
+    conditions: frozenset[str]
+    negated: bool
+    sentence: str
+
+    def agrees(self, other: "PolicyNumber") -> bool:
+        """Same value, or one inside the other's range ("a week" within "5-7 days")."""
+        tolerance = 1e-6 if self.unit != "duration" else 0.51
+        return self.low - tolerance <= other.high and other.low - tolerance <= self.high
+
+
+def _unit_of(q: Quantity) -> tuple[str, float] | None:
+    """The kind of unit a policy number is compared in, and its value in it (durations in days)."""
+    if q.unit in ("usd", "jpy", "percent"):
+        return q.unit, q.value
+    days = q.in_days()
+    return None if days is None else ("duration", days)
+
+
+# A number belongs to the policy its clause is about: the first policy word of the clause before it
+# ("once we receive your return, | the refund goes back to your payment method within 5-7 days" is
+# the refund time). The policy itself outranks the process it involves: in "your refund arrives
+# within 5 days" the number is the refund time, not a delivery time.
+_PROCESS_TOPICS = ("delivery", "shipping")
+_CLAUSE_CUT = re.compile(r"[,;；、。]|\b(?:and|but|so|while|whereas)\b|しかし")
+
+
+def _topic_of(sentence: str, words: list[tuple[int, str]], position: int, context: str | None) -> str | None:
+    """The topic of the number's clause; a clause without one ("..., within 5-7 business days")
+    continues the nearest clause before it that has one; then the sentence after it; then the
+    conversation's topic."""
+    cuts = [0] + [m.end() for m in _CLAUSE_CUT.finditer(sentence[:position])]
+    following_cut = _CLAUSE_CUT.search(sentence, position)
+    clause_end = following_cut.start() if following_cut else len(sentence)
+    bounds = list(zip(cuts, cuts[1:] + [position + 1]))
+    # Before the number in its clause, then after it in the same clause (Japanese puts the verb
+    # last: 「5〜7営業日以内に返金いたします」), then the clauses before.
+    for start, end in [bounds[-1], (position, clause_end), *reversed(bounds[:-1])]:
+        clause = [t for p, t in words if start <= p < end]
+        if clause:
+            # "payment method" is usually where money goes, not a payment deadline.
+            ranked = sorted(clause, key=lambda t: (t in _PROCESS_TOPICS, t == "payment"))
+            return ranked[0]
+    after = [t for p, t in words if p > position]
+    return after[0] if after else context
+
+
+# "5-7 business days", "5〜7営業日", "three to five days": the low end before the range's unit.
+_RANGE_LOW = re.compile(r"(?P<low>\d+(?:\.\d+)?|[a-z]+)\s*(?:-|–|—|〜|~|～|to|から)\s*$")
+
+
+def policy_numbers(text: str, context: str | None = None, *,
+                   shopper_numbers: set[tuple[str, float]] | None = None) -> list[PolicyNumber]:
+    """Durations, percentages and money thresholds or fees, each tied to the nearest policy word of
+    its sentence (before it, else after it, else ``context``, the topic of the conversation).
+    Reference points, elapsed time ("10 days ago") and numbers the shopper gave
+    (``shopper_numbers``: (unit, value) pairs) are left out, as are product prices."""
+    norm = normalize(text or "")
+    out: list[PolicyNumber] = []
+    for start, end in segment_spans(text):
+        sentence = norm[start:end]
+        words = topic_words(sentence)
+        conditions = conditions_in(sentence)
+        negated = is_negated(sentence)
+        dates = find_dates(sentence)
+        for q in extract_quantities(sentence):
+            kind = _unit_of(q) if q.unit in _POLICY_UNITS else None
+            if kind is None or any(d.start <= q.start < d.end for d in dates):
+                continue  # not a policy unit, or part of a date ("5月12日" is not 12 days)
+            if _ELAPSED_AFTER.match(sentence[q.end:q.end + 4]):
+                continue
+            if shopper_numbers and (q.unit, q.value) in shopper_numbers:
+                continue
+            unit, high = kind
+            low = high
+            range_low = _RANGE_LOW.search(sentence[max(0, q.start - 12):q.start])
+            if range_low:
+                value = number_value(range_low.group("low"))
+                if value is not None and value < q.value:
+                    low = high * value / q.value
+            topic = _topic_of(sentence, words, q.start, context)
+            if unit in ("usd", "jpy"):
+                # An amount is a policy number as a threshold ("over $35"), a discount ("$5 off") or a
+                # fee ("shipping is $4.99"); otherwise it is a price.
+                threshold = _THRESHOLD_BEFORE.search(sentence[:q.start]) or _THRESHOLD_AFTER.match(sentence[q.end:])
+                discount = _DISCOUNT_AFTER.match(sentence[q.end:]) is not None
+                named_before = {t for p, t in words if p < q.start}
+                if threshold and named_before & {"shipping", "delivery", "shipping_fee", "free_shipping"} | \
+                        {t for p, t in words if t in ("free_shipping", "shipping")}:
+                    topic = "free_shipping"
+                elif discount:
+                    topic = "discount"
+                elif named_before & {"shipping", "shipping_fee"}:
+                    topic = "shipping_fee"
+                elif topic not in ("points", "payment") or topic not in named_before:
+                    continue
+            if topic is None:
+                continue
+            out.append(PolicyNumber(topic, unit, low, high, q.text, conditions, negated, sentence))
+        for date in dates:
+            date_topic = next((t for p, t in reversed(words) if p <= date.start and t in ("delivery", "shipping")),
+                              next((t for p, t in words if t in ("delivery", "shipping")), None))
+            if date_topic:
+                value = date.month * 100 + date.day
+                out.append(PolicyNumber(date_topic, "date", value, value, sentence[date.start:date.end], conditions,
+                                        negated, sentence))
+    return out
+
+
+def shopper_numbers(case: TestCase) -> set[tuple[str, float]]:
+    """(unit, value) of every quantity in the shopper's own turns."""
+    texts = [case.query, *(m.content for m in case.conversation_history if m.role == "user")]
+    return {(q.unit, q.value) for t in texts for q in extract_quantities(t)}
+
+
+@dataclass
+class PolicyComparison:
+    agree: list[tuple[PolicyNumber, PolicyNumber]] = field(default_factory=list)
+    contradict: list[tuple[PolicyNumber, list[PolicyNumber]]] = field(default_factory=list)
+    unknown: list[PolicyNumber] = field(default_factory=list)  # the knowledge says nothing on it
+
+
+def _conditions_fit(claim: PolicyNumber, fact: PolicyNumber) -> bool:
+    return not claim.conditions or not fact.conditions or bool(claim.conditions & fact.conditions)
+
+
+def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber]) -> PolicyComparison:
+    """Each claim against the knowledge's numbers for the same topic and kind of unit: agreeing
+    (same value or inside the range, compatible conditions), contradicting (the knowledge gives the
+    topic a different value under compatible conditions) or unknown (the knowledge is silent)."""
+    result = PolicyComparison()
+    for claim in claims:
+        if claim.unit == "date":
+            continue
+        same = [k for k in knowledge if k.topic == claim.topic and k.unit == claim.unit]
+        fitting = [k for k in same if _conditions_fit(claim, k)]
+        match = next((k for k in fitting if claim.agrees(k)), None)
+        if match is not None:
+            result.agree.append((claim, match))
+        elif fitting and not claim.negated:
+            result.contradict.append((claim, fitting))
+        else:
+            result.unknown.append(claim)
+    return result
+
+
+def knowledge_policies(case: TestCase) -> list[PolicyNumber]:
+    return [n for chunk in case.retrieved_chunks for n in policy_numbers(chunk)]
+
+
+# --------------------------------------------------------------------------------------------------
+# Claims compared across sentences and turns (intra_turn, cross_turn)
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ValueStatement:
+    """One value a text gives one subject: a product's price or stock status, a policy's number."""
+
+    subject: str  # "price:<asin>", "stock:<asin>", "policy:<topic>:<unit>"
+    value: str
+    shown: str
+    sentence: str
+    conditions: frozenset[str] = frozenset()  # "unopened", "damaged", ...: a policy's conditions
+
+
+def value_statements(reading: Reading, context: str | None = None,
+                     shoppers: set[tuple[str, float]] | None = None) -> list[ValueStatement]:
+    out: list[ValueStatement] = []
+    for claim in price_claims(reading):
+        if claim.product_price and len(claim.items) == 1 and not claim.price.approx:
+            item = claim.items[0]
+            out.append(ValueStatement(f"price:{item.asin}", f"{claim.price.amount:.2f}", claim.price.text,
+                                      reading.sentence(reading.sentence_of(claim.price.start))))
+    for claim in stock_claims(reading):
+        if len(claim.items) == 1:
+            sentence = reading.sentence(reading.sentence_of(claim.position))
+            if not is_conditional(sentence):
+                out.append(ValueStatement(f"stock:{claim.items[0].asin}", _STOCK_GROUP[claim.status],
+                                          claim.status.replace("_", " "), sentence))
+    for number in policy_numbers(reading.text, context, shopper_numbers=shoppers):
+        if number.low != number.high or number.negated:
+            continue  # a range or a negated number is not a single value
+        out.append(ValueStatement(f"policy:{number.topic}:{number.unit}", f"{number.low:g}", number.text,
+                                  number.sentence, number.conditions))
+    return out
+
+
+# Statuses that can both be true of one product at once are one value here.
+_STOCK_GROUP = {"in_stock": "available", "limited": "available", "out_of_stock": "unavailable", "preorder": "preorder"}
+
+
+def conflicting_values(first: list[ValueStatement], second: list[ValueStatement]) -> list[tuple[ValueStatement, ValueStatement]]:
+    """Pairs that give one subject two different values (each pair once). Two policy numbers under
+    different conditions ("unopened: 15 days", "damaged: 30 days") are both true; a number stated
+    without conditions is the general rule and conflicts with any other."""
+    by_subject: dict[str, list[ValueStatement]] = defaultdict(list)
+    for statement in first:
+        by_subject[statement.subject].append(statement)
+    out: list[tuple[ValueStatement, ValueStatement]] = []
+    seen: set[tuple[str, frozenset[str]]] = set()
+    for statement in second:
+        for earlier in by_subject.get(statement.subject, []):
+            key = (statement.subject, frozenset({earlier.value, statement.value}))
+            same_case = not earlier.conditions or not statement.conditions or earlier.conditions == statement.conditions
+            if earlier.value != statement.value and earlier.sentence != statement.sentence and same_case \
+                    and key not in seen:
+                seen.add(key)
+                out.append((earlier, statement))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# References to an earlier list: "the second one", 「2つ目」
+# --------------------------------------------------------------------------------------------------
+
+_LABEL_CUT = re.compile(r"\s[-–—:]\s|[:：(（$¥￥,、—–|]|\s-\s")
+
+
+@dataclass(frozen=True)
+class ListedEntry:
+    position: int  # 1-based
+    label: str
+    asins: tuple[str, ...]  # the catalog item(s) the line names, empty when none
+
+
+def listed_entries(case: TestCase, turn: str) -> list[ListedEntry]:
+    """The items an assistant turn listed, in order: its bulleted or numbered lines (each matched to
+    the catalog item it names), or else the catalog items it names, when there are several."""
+    index = index_for(case.catalog)
+    currency = text_currency(turn, case.is_japanese)
+    lines = list_items(turn)
+    if len(lines) >= 2:
+        entries = []
+        for position, line in enumerate(lines, start=1):
+            mentions = index.mentions(line, currency)
+            best = max(mentions, key=lambda m: (m.end - m.start, -m.start)) if mentions else None
+            label = _LABEL_CUT.split(line.replace("*", "").strip())[0].strip()
+            entries.append(ListedEntry(position, label, best.asins if best else ()))
+        return entries
+    named = index.named(turn, currency)
+    if len(named) >= 2:
+        return [ListedEntry(i, a, (a,)) for i, a in enumerate(named, start=1)]
+    return []
+
+
+@dataclass(frozen=True)
+class OrdinalReference:
+    ordinal: int  # 1-based, -1 for "the last one"
+    target: ListedEntry
+    entries: list[ListedEntry]
+
+
+def ordinal_reference(case: TestCase) -> OrdinalReference | None:
+    """What "the second one" in the shopper's query points at in the assistant's last list."""
+    from fmquality.text import find_ordinal
+
+    ordinal = find_ordinal(case.query)
+    if ordinal is None:
+        return None
+    for message in reversed(case.conversation_history):
+        if message.role == "assistant":
+            entries = listed_entries(case, message.content)
+            if entries:
+                if abs(ordinal) > len(entries):
+                    return None
+                return OrdinalReference(ordinal, entries[ordinal - 1] if ordinal > 0 else entries[-1], entries)
+    return None
+
+
+def _label_named(reading: Reading, entry: ListedEntry) -> list[int]:
+    """Where the answer names a listed entry: its catalog item, or its label when it has none."""
+    if entry.asins:
+        return [m.start for m in reading.mentions if set(m.asins) & set(entry.asins)]
+    label = normalize(entry.label)
+    return [m.start() for m in re.finditer(re.escape(label), reading.norm)] if len(label) >= 3 else []
+
+
+def resolve_ordinal(reference: OrdinalReference, reading: Reading) -> tuple[str, list[str]]:
+    """("target", evidence) when the answer is about the referenced entry, ("other", ...) when it is
+    about another listed entry instead, ("none", ...) when it names none of them. An entry that
+    shares its name with others (two volumes of a series) cannot tell them apart and is ignored."""
+    def own(entry: ListedEntry) -> list[int]:
+        shared = [e for e in reference.entries if e is not entry and set(e.asins) & set(entry.asins)]
+        return [] if shared else _label_named(reading, entry)
+
+    target_hits = own(reference.target)
+    rivals = sorted(((len(own(e)), min(own(e)), e) for e in reference.entries
+                     if e is not reference.target and own(e)), key=lambda r: (-r[0], r[1]))
+    name = reference.target.label or ",".join(reference.target.asins)
+    if not target_hits and rivals:
+        rival = rivals[0][2]
+        return "other", [f"the shopper referred to listed item {reference.target.position} ({name}); the answer is "
+                         f"about item {rival.position} ({rival.label})"]
+    if not target_hits:
+        return "none", [f"the answer names none of the listed items; item {reference.target.position} ({name}) was meant"]
+    if rivals and (rivals[0][0] > len(target_hits) or (rivals[0][0] == len(target_hits) and rivals[0][1] < min(target_hits))):
+        rival = rivals[0][2]
+        return "other", [f"the answer names listed item {reference.target.position} ({name}) but is mainly about item "
+                         f"{rival.position} ({rival.label})"]
+    return "target", [f"the reference resolves to listed item {reference.target.position} ({name})"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Order status
+# --------------------------------------------------------------------------------------------------
+
+_STATUS_FAMILIES = {
+    "delivered": "delivered",
+    "shipped": "shipped", "in_transit": "shipped", "in transit": "shipped", "out_for_delivery": "shipped",
+    "out for delivery": "shipped", "dispatched": "shipped", "on_the_way": "shipped",
+    "processing": "processing", "pending": "processing", "preparing": "processing", "ordered": "processing",
+    "confirmed": "processing", "not_shipped": "processing",
+    "cancelled": "cancelled", "canceled": "cancelled",
+    "delayed": "delayed",
+}
+# Phrases that state an order's status (not "once it ships"), English and Japanese.
+ORDER_STATUS_PHRASES: dict[str, tuple[str, ...]] = {
+    "delivered": ("has been delivered", "was delivered", "is delivered", "already delivered", "配達済", "配達完了",
+                  "お届け済", "配達されました", "お届けしました", "お届けいたしました"),
+    "shipped": ("has shipped", "has been shipped", "was shipped", "already shipped", "is on its way", "is on the way",
+                "in transit", "out for delivery", "has been dispatched", "was dispatched", "has left our warehouse",
+                "発送済", "発送しました", "発送されました", "発送いたしました", "出荷済", "配送中", "輸送中", "配達中"),
+    "processing": ("being prepared", "still processing", "is processing", "being processed", "hasn't shipped",
+                   "has not shipped", "not yet shipped", "not shipped yet", "hasn't been shipped", "has not been shipped",
+                   "準備中", "未発送", "処理中", "まだ発送されていません", "まだ発送しておりません"),
+    "cancelled": ("has been cancelled", "has been canceled", "was cancelled", "was canceled", "is cancelled",
+                  "is canceled", "キャンセルされ", "キャンセル済"),
+    "delayed": ("delayed", "is running late", "遅延", "遅れて"),
+}
+
+
+def status_family(status: str | None) -> str | None:
+    if not status:
+        return None
+    key = normalize(status).strip().replace("-", "_")
+    return _STATUS_FAMILIES.get(key) or _STATUS_FAMILIES.get(key.replace("_", " "))
+
+
+# Shipped, in any tense or form ("it's already on its way", "went out yesterday"); negated, it says
+# the order is still being prepared ("hasn't shipped yet").
+_SHIPPED = re.compile(r"\b(?:shipped|dispatched|on its way|on the way|in transit|out for delivery|went out|sent out|"
+                      r"left (?:our|the) warehouse)\b|発送済|発送しました|発送されました|発送いたしました|出荷済|配送中|輸送中")
+_SHIP_NEGATED = re.compile(r"(?:\bnot|n't|\bnever)(?:\s+\w+){0,2}\s*$|まだ")
+
+
+def stated_order_statuses(text: str) -> set[str]:
+    norm = normalize(text)
+    found = {family for family, phrases in ORDER_STATUS_PHRASES.items() if any(p in norm for p in phrases)}
+    for match in _SHIPPED.finditer(norm):
+        before = norm[max(0, match.start() - 20):match.start()]
+        if _CONDITION.search(before.split(".")[-1]):
+            continue  # "once it ships", "as soon as it's on its way"
+        found.add("processing" if _SHIP_NEGATED.search(before) else "shipped")
+    return found
+
+
+def subjects_of(case: TestCase, sentence: str) -> frozenset[str]:
+    """What a sentence is about: the catalog products it names and the policy topics it states."""
+    products = index_for(case.catalog).named(sentence) if case.catalog else []
+    return frozenset(products) | {t for _, t in topic_words(normalize(sentence))}

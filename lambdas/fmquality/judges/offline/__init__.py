@@ -1,0 +1,91 @@
+"""The offline judge: deterministic, no network, every sub-score from a documented general signal.
+
+Signals live beside this file, apart from the checks in ``dimensions/`` (a check is precise and
+runs everywhere; the judge covers the rest):
+- ``grounding``: answer sentences aligned with the evidence (factual_accuracy);
+- ``relevance``: the answer aligned with the query, the products asked for and the context;
+- ``consistency``: claims about the same thing compared for polarity; the persona;
+- ``fluency``: grammar from general error patterns and sentence shape, tone from register;
+- ``japanese``: politeness and keigo read by a morphological analyser (fugashi + UniDic-lite).
+
+A signal that finds nothing to grade with abstains with the reason: the sub-score is left unscored
+(``JudgeVerdict.abstained``), never given a middle or a full mark. The offline judge counts no judge
+calls: it is local computation, not a model call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from fmquality.judges.base import (
+    CombinedJudgeOutcome,
+    CombinedJudgeRequest,
+    JudgeOutcome,
+    JudgeRequest,
+    JudgeVerdict,
+    canonical_request_json,
+)
+from fmquality.judges.offline import consistency, fluency, grounding, relevance
+from fmquality.judges.offline.grounding import Abstain, Signal
+from fmquality.models import TestCase
+
+if TYPE_CHECKING:
+    from fmquality.rubric import Rubric
+
+SIGNALS: dict[str, Callable[[TestCase, "Rubric"], Signal]] = {
+    "intent_relevance": lambda case, rubric: relevance.intent_relevance(case),
+    "product_relevance": lambda case, rubric: relevance.product_relevance(case),
+    "context_relevance": lambda case, rubric: relevance.context_relevance(case),
+    "fact_coverage": lambda case, rubric: grounding.fact_coverage(case, case.response or ""),
+    "no_hallucination": lambda case, rubric: grounding.grounding(case, case.response or ""),
+    "price_accuracy": lambda case, rubric: grounding.loose_prices(case),
+    "availability_accuracy": lambda case, rubric: grounding.loose_statuses(case),
+    "policy_accuracy": lambda case, rubric: grounding.policy_numbers_grounded(case, case.response or ""),
+    "intra_turn": lambda case, rubric: consistency.intra_turn(case),
+    "cross_turn": lambda case, rubric: consistency.cross_turn(case),
+    "persona": consistency.persona,
+    "grammar": lambda case, rubric: fluency.grammar(case),
+    "tone": fluency.tone,
+}
+
+
+def offline_verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str]) -> JudgeVerdict:
+    """The offline judge's verdict on the asked sub-scores of one dimension of one case."""
+    scores: dict[str, float] = {}
+    abstained: dict[str, str] = {}
+    evidence: list[str] = []
+    confidences: list[float] = []
+    for name in sub_scores:
+        signal_of = SIGNALS.get(name)
+        if signal_of is None:
+            abstained[name] = "the offline judge has no signal for this sub-score"
+            continue
+        try:
+            signal = signal_of(case, rubric)
+        except Abstain as exc:
+            abstained[name] = str(exc)
+            continue
+        scores[name] = round(max(0.0, min(1.0, signal.score)), 4)
+        evidence += [f"{name}: {e}" for e in signal.evidence]
+        confidences.append(signal.confidence)
+    rationale = "; ".join(f"{n}={v:.2f}" for n, v in scores.items()) or "no signal"
+    return JudgeVerdict(sub_scores=scores, abstained=abstained, rationale=rationale + " (offline judge)",
+                        evidence=evidence, confidence=min(confidences) if confidences else 0.0)
+
+
+class OfflineJudge:
+    name = "offline"
+    model_id = "offline-signals-v2"
+    supports_combined = True
+
+    def judge(self, request: JudgeRequest, rubric: "Rubric") -> JudgeOutcome:
+        return JudgeOutcome(verdict=offline_verdict(request.case, rubric, list(request.sub_scores)), calls=0)
+
+    def judge_combined(self, request: CombinedJudgeRequest, rubric: "Rubric") -> CombinedJudgeOutcome:
+        """Each dimension's own verdict: the same numbers as per-dimension mode."""
+        verdicts = {r.dimension: offline_verdict(r.case, rubric, list(r.sub_scores)) for r in request.requests}
+        return CombinedJudgeOutcome(verdicts=verdicts, calls=0)
+
+    def request_text(self, request: JudgeRequest | CombinedJudgeRequest, rubric: "Rubric") -> str:
+        return canonical_request_json(request)

@@ -1,0 +1,274 @@
+"""Fluency signals: grammar from general error patterns and sentence shape, tone from register.
+
+grammar = exp(-0.4 x weighted errors) x sentence shape, where
+- errors (English) are textbook patterns that need no dictionary: a word doubled ("the the"),
+  "a" before a vowel or "an" before a consonant, a determiner followed by a verb or a function word
+  ("the is"), two auxiliaries in a row that do not form a tense ("is are"), a sentence that ends on an
+  article or a conjunction, a comma between a short subject and its verb ("Canteen, is cheap"), two
+  finite verbs in one clause ("is near Soho has Wi-Fi"), the same content word twice in
+  one sentence, a phrase repeated across sentences, a sentence that says again what another said;
+- errors (Japanese, by morphology: ``japanese.py``) are plain and polite endings mixed, the written
+  である style mixed with です/ます, and misused keigo;
+- an answer cut off mid-sentence (it ends on a comma, a conjunction or a て-form) counts double;
+- sentence shape follows the readability finding that comprehension falls as sentences grow past
+  about 8 words (American Press Institute; 14 words about 90%): 1 / (1 + (words - 8) / 54), and for
+  Japanese past 40 characters.
+
+tone reads the register the rubric expects for the intent. Violations lower it: impolite formulae
+(Culpeper, "Impoliteness", 2011: condescension, dismissals, message enforcers, pointed criticism),
+no apology to a shopper who reports a problem, an answer in another language than the shopper's,
+plain-form Japanese to a shopper (by morphology) or misused keigo. Evidence of the expected register
+(warmth for recommendations and chat, empathy for returns, concrete facts for policies and orders)
+raises it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from fmquality.alignment import stem as _stem
+from fmquality.alignment import unit_of
+from fmquality.judges.offline import japanese
+from fmquality.judges.offline.grounding import Abstain, Signal
+from fmquality.models import TestCase
+from fmquality.rubric import Rubric
+from fmquality.text import extract_quantities, has_japanese, is_list_line, japanese_share, normalize, split_sentences
+
+ERROR_WEIGHT = 0.4
+
+_DET = set("a an the this these those my your our their every each no".split())
+_PREP = set("of to in on at for with from by near about into over under between through during without within".split())
+_CONJ = set("and or but nor so because although while if than".split())
+_AUX = set("is are was were be been being am do does did has have had will would can could should may might must".split())
+_STOP = _DET | _PREP | _CONJ | _AUX | set("""i you he she it we they me him them us his her its not there that which who what
+    when where how why then also just only very more most all both any some one ones out up""".split())
+# A sentence may not end on an article or a coordinating conjunction ("... and", "... the").
+_NO_FINAL = {"a", "an", "the", "and", "or", "but", "nor", "because", "which", "whose"}
+_FINITE = set("is are was were has have".split())
+_MODAL = {"can", "could", "will", "would", "shall", "should", "may", "might", "must"}
+_VOWEL_SOUND_CONSONANT = ("uni", "use", "usu", "eu", "one", "once")  # "a university", "a one-off"
+_SILENT_H = ("hour", "honest", "honor", "honour", "heir")
+
+
+def _detokenize(text: str) -> str:
+    """Tokenized corpora space out punctuation ("hotel ?", "near it ,"): read the words, not the spacing."""
+    return re.sub(r"\s+([,.;:!?)])", r"\1", re.sub(r"([(])\s+", r"\1", text))
+
+
+def english_errors(sentence: str) -> list[str]:
+    errors: list[str] = []
+    if re.match(r"^\s*[a-z]", sentence):
+        errors.append("the sentence starts in lower case")
+    text = normalize(_detokenize(sentence)).replace("...", "…")  # an ellipsis is not a doubled full stop
+    tokens = re.findall(r"[a-z0-9]+(?:[-'][a-z0-9]+)*|[,.;:!?]", text)
+    words = [t for t in tokens if t[0].isalnum()]
+    for a, b in zip(tokens, tokens[1:]):
+        if a == b and a[0].isalnum():
+            errors.append(f"doubled word '{a}'")
+        elif a == b:
+            errors.append(f"doubled '{a}'")
+        if a == "a" and b[0] in "aeiou" and not b.startswith(_VOWEL_SOUND_CONSONANT):
+            errors.append(f"'a {b}'")
+        if a == "an" and b[0].isalpha() and b[0] not in "aeiou" and not b.startswith(_SILENT_H):
+            errors.append(f"'an {b}'")
+        if a in _DET - {"this", "these", "those", "that", "no"} and (b in _AUX or b in _PREP or b in _CONJ or b in ",.;:!?"):
+            errors.append(f"'{a} {b}'")
+        if a in _AUX and b in _AUX and not (a in ("is", "are", "was", "were") and b in ("being", "been")) and not (
+                a in ("will", "would", "can", "could", "should", "may", "might", "must", "do", "does", "did") and b in ("be", "have")) \
+                and not (a in ("has", "have", "had") and b == "been"):
+            errors.append(f"'{a} {b}'")
+    if words and words[-1] in _NO_FINAL:
+        errors.append(f"ends on '{words[-1]}'")
+    for a, b, c in zip(words, words[1:], words[2:]):
+        if a in ("do", "does", "did") and b == "not" and (c in _MODAL or c in _AUX - {"be", "have"}):
+            errors.append(f"'{a} not {c}'")
+    if re.match(r"^(?:thank you|thanks|sorry|yes|no|okay|ok|sure)\s+(?:the|a|an|i|we|you|it|there|this|that)\b", text):
+        errors.append("no punctuation after the opening word")
+    if re.search(r"\b(?:is|are|was|were)\s+(?:yes|no)\s*(?:[.,;!?]|$)", text):  # "stock is yes." ("is no way" is fine)
+        errors.append("a copula with 'yes' or 'no' as its complement")
+    if re.match(r"^[a-z0-9' ]{2,40}, (?:is|are|has|have|was|were)\b", text):
+        errors.append("a comma between the subject and its verb")
+    for clause in re.split(r"[,;:]|\b(?:and|or|but|which|that|who|where|when|if|because|while)\b", text):
+        finite = [w for w in re.findall(r"[a-z']+", clause) if w in _FINITE]
+        if len(finite) >= 2 and not re.search(r"\b(?:what|how|why)\b", clause):
+            errors.append(f"two verbs in one clause ({' '.join(finite)})")
+    # The same content word again within a few words ("a pricey price range", "the hotel is a nice hotel").
+    for clause in re.split(r"[,;:]", text):
+        clause_words = re.findall(r"[a-z0-9]+(?:[-'][a-z0-9]+)*", clause)
+        stems = [_stem(w) if w not in _STOP and len(w) > 2 and not w[0].isdigit() else None for w in clause_words]
+        for i, stem in enumerate(stems):
+            if stem and stem in stems[max(0, i - 5):i]:
+                errors.append(f"'{clause_words[i]}' again within a few words")
+    return errors
+
+
+_TRUNCATED_EN = re.compile(r"(?:,|\b(?:and|or|but|the|a|an|to|of|with|for|because|so|which|that|is|are))\s*$")
+_TRUNCATED_JA = re.compile(r"(?:、|て|で|が|ので|けど|けれど|のち|ため|し|から|と)\s*$")
+
+
+def truncated(text: str) -> bool:
+    """An answer that stops mid-sentence: on a comma, a conjunction, an article or a て-form."""
+    last_line = (text or "").rstrip().splitlines()[-1] if (text or "").strip() else ""
+    if is_list_line(last_line) or last_line.lstrip().startswith("|"):
+        return False  # a list line needs no full stop
+    stripped = normalize(last_line).rstrip()
+    if not stripped or stripped[-1] in ".!?。！？)）」』*":
+        return False
+    return bool(_TRUNCATED_JA.search(stripped) if has_japanese(stripped[-3:]) else _TRUNCATED_EN.search(stripped))
+
+
+def _repeated_phrases(sentences: list[str]) -> list[str]:
+    # Five words, or twelve Japanese characters (a polite formula like いただけます is not a repeat).
+    grams: Counter[tuple[str, ...]] = Counter()
+    for sentence in sentences:
+        norm = normalize(sentence)
+        words = re.findall(r"[a-z0-9]+", norm)
+        chars = re.findall(r"[\u3040-\u30ff\u4e00-\u9fff]", norm)
+        grams.update({tuple(words[i:i + 5]) for i in range(len(words) - 4)})
+        grams.update({tuple(chars[i:i + 12]) for i in range(len(chars) - 11)})
+    return [" ".join(g) if g[0].isascii() else "".join(g) for g, n in grams.items() if n > 1]
+
+
+_OVERT_PRONOUN = re.compile(r"^(?:それは|それが|その|あなた|彼は|彼女は|私たちは|これは)")
+
+
+def _restatements(sentences: list[str]) -> list[str]:
+    """Sentences that say again what an earlier one said: most of their content words are the same."""
+    units = [unit_of(s) for s in sentences]
+    out = []
+    for j, later in enumerate(units):
+        if len(later.tokens) < 3:
+            continue
+        for earlier in units[:j]:
+            union = later.tokens | earlier.tokens
+            if union and len(later.tokens & earlier.tokens) / len(union) >= 0.6:
+                out.append(sentences[j])
+                break
+    return out
+
+
+def _prose(text: str) -> list[str]:
+    """Sentences outside list lines and table rows (cards repeat their layout by design)."""
+    out = []
+    for line in (text or "").splitlines():
+        if not line.strip() or is_list_line(line) or line.lstrip().startswith(("|", "#")):
+            continue
+        out.extend(split_sentences(line))
+    return out
+
+
+def grammar(case: TestCase) -> Signal:
+    text = case.response or ""
+    prose = _prose(text)
+    if not prose and not text.strip():
+        raise Abstain("no text")
+    prose = prose or split_sentences(text)
+    errors: list[str] = []
+    english = [s for s in prose if japanese_share(s) <= 0.5]
+    jp = [s for s in prose if japanese_share(s) > 0.5]
+    for sentence in english:
+        errors += english_errors(sentence)
+    if jp:
+        try:
+            reg = japanese.register("\n".join(jp))
+        except japanese.AnalyzerMissing as exc:
+            raise Abstain(str(exc)) from exc
+        if reg.polite and reg.plain:
+            errors += [f"plain ending among polite ones: {s[:30]!r}" for s in reg.plain[: len(reg.polite)]]
+        if reg.dearu and reg.polite:
+            errors.append("the written である style mixed with です/ます")
+        if len(reg.fragments) >= 2 and len(reg.fragments) >= 0.4 * reg.sentences:
+            errors += [f"a fragment without a predicate: {f[:20]!r}" for f in reg.fragments]
+        errors += [f"misused keigo {m!r}" for m in reg.keigo_misuse]
+        # Japanese drops pronouns a translation keeps ("それは…", "あなたは…"): one such subject is
+        # a choice, several are translationese (JTF 日本語標準スタイルガイド on pronouns).
+        overt = [s for s in jp if _OVERT_PRONOUN.match(s.strip())] + [s for s in jp if "あなた" in s]
+        if len(overt) >= 2:
+            errors += [f"pronoun a Japanese writer would drop: {s[:20]!r}" for s in overt]
+    errors += [f"phrase repeated: {p!r}" for p in _repeated_phrases(prose)]
+    errors += [f"says again what an earlier sentence said: {b[:40]!r}" for b in _restatements(prose)]
+    weight = len(errors)
+    if truncated(text):
+        errors.append("the answer stops mid-sentence")
+        weight += 2
+    en_words = [len(re.findall(r"[A-Za-z0-9]+", s)) for s in english]
+    ja_chars = [len(re.sub(r"\s", "", s)) for s in jp]
+    shapes = [1 / (1 + max(0, n - 8) / 54) for n in en_words] + [1 / (1 + max(0, n - 40) / 120) for n in ja_chars]
+    shape = sum(shapes) / len(shapes) if shapes else 1.0
+    evidence = [f"{len(prose)} sentence(s), sentence shape {shape:.2f}"] + (errors[:6] or ["no grammar error pattern found"])
+    return Signal(math.exp(-ERROR_WEIGHT * weight) * shape, evidence, 0.5)
+
+
+# Conventionalised impoliteness formulae (Culpeper 2011, ch. 4), as a store assistant might slip
+# into them: condescension, dismissals, message enforcers, pointed criticism; English and Japanese.
+IMPOLITENESS = (
+    "obviously", "clearly you", "as i already said", "as i said", "like i said", "like i told you", "i already told you",
+    "it's not that hard", "it is not that hard", "not rocket science", "figure it out", "not my problem",
+    "that's your problem", "your problem", "your fault", "you should have", "you should've", "whatever.",
+    "deal with it", "get over it", "go away", "stop asking", "don't bother", "do you even", "did you even",
+    "listen,", "get it?", "understand?", "seriously?", "duh", "read the faq", "just read", "look it up",
+    "何度も言", "言ったはず", "自分で調べ", "しつこい", "わかりますか？", "当然です", "当たり前でしょう", "はいはい",
+)
+_DO_IT_YOURSELF = re.compile(r"\b(?:check|look|do|figure|find|sort)\b[^.!?]{0,30}\byourself\b")
+# The shopper reports a problem: a damaged, late, wrong or missing item.
+COMPLAINT = re.compile(r"\b(?:damaged|torn|broken|ripped|bent|defective|disappointed|wrong (?:item|book|volume)|missing|"
+                       r"never (?:arrived|came)|hasn't arrived|has not arrived|didn't arrive|late|still waiting)\b"
+                       r"|破れ|破損|壊れ|汚れ|届いていない|届かない|まだ届|違う商品|間違|不良")
+APOLOGY = re.compile(r"\b(?:sorry|apolog\w*|regret)\b|申し訳|ご迷惑|ご不便|失礼いたしました|お詫び")
+WARMTH = re.compile(r"!|！|\b(?:great|love|enjoy|fan|favorite|favourite|perfect|wonderful|fantastic|happy|glad|thanks|"
+                    r"thank you|welcome|fun|exciting|hope)\b|ぜひ|楽しみ|ありがとう|嬉し|うれし|おすすめ|人気")
+EMPATHY = re.compile(r"\b(?:sorry|understand|unfortunately|of course|happy to|glad to|certainly|no problem|"
+                     r"don't worry|no worries|we'll|we will|thank)\b|申し訳|承知|かしこまり|ご安心|お気軽|承ります|ありがとう")
+_VAGUE = re.compile(r"\b(?:soon|shortly|a few days|some time|probably|maybe|i think|should be fine)\b|そのうち|たぶん|多分|おそらく")
+
+
+def tone(case: TestCase, rubric: Rubric) -> Signal:
+    text = case.response or ""
+    norm = normalize(text)
+    register = rubric.style.tone_register.get(case.intent.value, "friendly")
+    score = 1.0
+    evidence: list[str] = []
+    rude = [p for p in IMPOLITENESS if p in norm] + [m.group(0) for m in _DO_IT_YOURSELF.finditer(norm)]
+    if rude:
+        score -= 0.5
+        evidence.append("impolite formulae: " + ", ".join(rude[:4]))
+    shopper_japanese = case.is_japanese or japanese_share(case.query) > 0.3
+    if shopper_japanese and japanese_share(text) < 0.2:
+        score -= 0.6
+        evidence.append("answers a Japanese shopper in English")
+    if japanese_share(text) > 0.3:
+        try:
+            reg = japanese.register(text)
+        except japanese.AnalyzerMissing as exc:
+            raise Abstain(str(exc)) from exc
+        if reg.predicates:
+            plain_share = len(reg.plain) / reg.predicates
+            if plain_share:
+                score -= 0.6 * plain_share
+                evidence.append(f"{len(reg.plain)} of {reg.predicates} sentences in plain form to a shopper")
+            else:
+                evidence.append(f"polite form throughout ({len(reg.polite)} sentences)")
+        if reg.keigo_misuse:
+            score -= 0.25 * len(reg.keigo_misuse)
+            evidence.append("misused keigo: " + ", ".join(reg.keigo_misuse))
+    if COMPLAINT.search(normalize(case.query)) and case.intent.value in ("return_request", "order_tracking"):
+        if APOLOGY.search(norm):
+            evidence.append("apologises for the shopper's problem")
+        else:
+            score -= 0.3
+            evidence.append("the shopper reports a problem and the answer does not apologise")
+    expected = {"enthusiastic": WARMTH, "friendly": WARMTH, "empathetic": EMPATHY}.get(register)
+    if expected is not None:
+        found = expected.search(norm)
+        if not found:
+            score -= 0.15
+        evidence.append(f"{register} register: " + (f"'{found.group(0)}'" if found else "no sign of it"))
+    elif register == "precise":
+        vague = _VAGUE.findall(norm)
+        concrete = bool(extract_quantities(text))
+        score -= 0.1 * len(vague) + (0 if concrete or case.intent.value == "checkout_help" else 0.1)
+        evidence.append("precise register: " + ("concrete figures" if concrete else "no figure")
+                        + (f"; vague: {', '.join(vague)}" if vague else ""))
+    return Signal(max(0.0, min(1.0, score)), evidence, 0.5)

@@ -115,7 +115,7 @@ class ScheduleConfig(_Strict):
 
 # The rubric whose per-intent thresholds the dimension alarms default to. Read as YAML: infra/ never
 # imports lambdas/, and the rubric file is data.
-RUBRIC_PATH = PROJECT_ROOT / "datasets" / "rubrics" / "mangaassist-v1.yaml"
+RUBRIC_PATH = PROJECT_ROOT / "datasets" / "rubrics" / "mangaassist-v2.yaml"
 
 
 def rubric_intent_thresholds(path: Path = RUBRIC_PATH) -> dict[str, float]:

@@ -5,7 +5,8 @@ grammar = exp(-0.4 x weighted errors) x sentence shape, where
   "a" before a vowel or "an" before a consonant, a determiner followed by a verb or a function word
   ("the is"), two auxiliaries in a row that do not form a tense ("is are"), a sentence that ends on an
   article or a conjunction, a comma between a short subject and its verb ("Canteen, is cheap"), two
-  finite verbs in one clause ("is near Soho has Wi-Fi"), the same content word twice in
+  finite verbs in one clause ("is near Soho has Wi-Fi"), a subject pronoun followed by a noun ("he
+  hotel is"), "called"/"named" without the name, the same content word twice in
   one sentence, a phrase repeated across sentences, a sentence that says again what another said;
 - errors (Japanese, by morphology: ``japanese.py``) are plain and polite endings mixed, the written
   である style mixed with です/ます, and misused keigo;
@@ -47,6 +48,11 @@ _STOP = _DET | _PREP | _CONJ | _AUX | set("""i you he she it we they me him them
 # A sentence may not end on an article or a coordinating conjunction ("... and", "... the").
 _NO_FINAL = {"a", "an", "the", "and", "or", "but", "nor", "because", "which", "whose"}
 _FINITE = set("is are was were has have".split())
+# A subject pronoun is followed by its verb, not by a noun ("He hotel tomo is ..."); only adverbs,
+# quantifiers and reflexives may come between.
+_PRONOUN_THEN_VERB = re.compile(r"^(?:he|she|they|we|i)\s+([a-z]+)(?:\s+([a-z]+))?\s+(?:is|are|am|has|have|was|were)\b")
+_BETWEEN_SUBJECT_AND_VERB = frozenset("""also both all each still often never always just really even only already
+    usually currently sometimes myself himself herself ourselves themselves too""".split())
 _MODAL = {"can", "could", "will", "would", "shall", "should", "may", "might", "must"}
 _VOWEL_SOUND_CONSONANT = ("uni", "use", "usu", "eu", "one", "once")  # "a university", "a one-off"
 _SILENT_H = ("hour", "honest", "honor", "honour", "heir")
@@ -88,6 +94,11 @@ def english_errors(sentence: str) -> list[str]:
         errors.append("no punctuation after the opening word")
     if re.search(r"\b(?:is|are|was|were)\s+(?:yes|no)\s*(?:[.,;!?]|$)", text):  # "stock is yes." ("is no way" is fine)
         errors.append("a copula with 'yes' or 'no' as its complement")
+    if re.search(r"\b(?:a|an|the)\s+\w+\s+(?:called|named)\s+(?:in|at|on|near|by)\b", text):
+        errors.append("'called' or 'named' without the name")  # "a hotel called in the ..."
+    subject = _PRONOUN_THEN_VERB.match(text)
+    if subject and not any(w and (w.endswith("ly") or w in _BETWEEN_SUBJECT_AND_VERB) for w in subject.groups()):
+        errors.append(f"a subject pronoun followed by '{subject.group(1)}'")  # "he hotel tomo is ..."
     if re.match(r"^[a-z0-9' ]{2,40}, (?:is|are|has|have|was|were)\b", text):
         errors.append("a comma between the subject and its verb")
     for clause in re.split(r"[,;:]|\b(?:and|or|but|which|that|who|where|when|if|because|while)\b", text):
@@ -104,7 +115,9 @@ def english_errors(sentence: str) -> list[str]:
     return errors
 
 
-_TRUNCATED_EN = re.compile(r"(?:,|\b(?:and|or|but|the|a|an|to|of|with|for|because|so|which|that|is|are))\s*$")
+# The last line of an answer that stops on a function word, with no full stop, was cut off.
+_TRUNCATED_EN = re.compile(r"(?:,|\b(?:and|or|but|the|a|an|to|of|with|for|from|in|on|at|because|so|which|that|if|"
+                           r"is|are|was|were|has|have|had|will|can|could|would|should|\w+n't|not))\s*$")
 _TRUNCATED_JA = re.compile(r"(?:、|て|で|が|ので|けど|けれど|のち|ため|し|から|と)\s*$")
 
 
@@ -271,4 +284,5 @@ def tone(case: TestCase, rubric: Rubric) -> Signal:
         score -= 0.1 * len(vague) + (0 if concrete or case.intent.value == "checkout_help" else 0.1)
         evidence.append("precise register: " + ("concrete figures" if concrete else "no figure")
                         + (f"; vague: {', '.join(vague)}" if vague else ""))
+    evidence.append(f"read for: impolite formulae, the shopper's language, an apology owed, the {register} register")
     return Signal(max(0.0, min(1.0, score)), evidence, 0.5)

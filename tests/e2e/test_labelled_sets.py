@@ -1,0 +1,41 @@
+"""The gate's verdicts on the labelled sets, offline judge: the golden set and the paraphrase set
+(the golden situations answered in other words, written apart from the checks). Every acceptable
+answer must pass; defective answers may slip through only up to the issue's bounds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fmquality.dataset import load_catalog, load_dataset
+from fmquality.evaluate import evaluate_cases
+from fmquality.judges.offline import OfflineJudge
+
+ROOT = Path(__file__).resolve().parents[2]
+MAX_DEFECTIVE_PASSED = {"golden": 0.10, "paraphrase": 0.15}
+
+
+@pytest.fixture(scope="module", params=sorted(MAX_DEFECTIVE_PASSED))
+def scored(request, rubric):
+    catalog = load_catalog(ROOT / "datasets/mangaassist/catalog.json")
+    cases = load_dataset(ROOT / f"datasets/mangaassist/{request.param}.jsonl", catalog).cases
+    return request.param, cases, evaluate_cases(cases, rubric, OfflineJudge())
+
+
+def test_every_acceptable_answer_passes(scored):
+    _, cases, results = scored
+    failed = {r.test_id: r.failure_reasons for c, r in zip(cases, results) if c.label.acceptable and not r.passed}
+    assert failed == {}
+
+
+def test_defective_answers_that_pass_stay_within_bounds(scored):
+    name, cases, results = scored
+    defective = [(c, r) for c, r in zip(cases, results) if not c.label.acceptable]
+    passed = [c.test_id for c, r in defective if r.passed]
+    assert len(passed) <= MAX_DEFECTIVE_PASSED[name] * len(defective), passed
+
+
+def test_nothing_is_unscored_or_an_error(scored):
+    _, _, results = scored
+    assert [r.test_id for r in results if r.status != "scored"] == []

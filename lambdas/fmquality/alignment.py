@@ -42,7 +42,7 @@ from fmquality.text import (
 from fmquality.text import UNIT_WORDS
 
 STORE_VOCABULARY: dict[str, tuple[str, ...]] = {
-    "return": ("return", "send back", "sent back", "返品", "返送"),
+    "return": ("return", "send back", "sent back", "send it back", "send them back", "返品", "返送"),
     "refund": ("refund", "money back", "reimburse", "返金", "払い戻"),
     "exchange": ("exchange", "replacement", "replace", "swap", "交換"),
     "deliver": ("deliver", "delivery", "arrive", "arrival", "reach", "eta", "get to you", "coming", "on its way",

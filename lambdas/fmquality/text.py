@@ -69,35 +69,6 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
-def _stem(token: str) -> str:
-    # A light suffix strip so "recommendations"/"recommended" meet "recommend"; enough for overlap.
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "ed", "es", "s"):
-        if len(token) > len(suffix) + 3 and token.endswith(suffix):
-            return token[: -len(suffix)]
-    return token
-
-
-def content_tokens(text: str) -> set[str]:
-    """Tokens that carry meaning: stopwords dropped, English lightly stemmed."""
-    out: set[str] = set()
-    for token in tokenize(text):
-        if token in ENGLISH_STOPWORDS or token in JAPANESE_STOPWORDS:
-            continue
-        if has_japanese(token):
-            out.add(token)
-        elif len(token) > 1 or token.isdigit():
-            out.add(_stem(token))
-    return out
-
-
-def coverage(needle: str, haystack: str) -> float:
-    """Share of the needle's content tokens found in the haystack (0..1; 1 when needle is empty)."""
-    wanted = content_tokens(needle)
-    if not wanted:
-        return 1.0
-    return len(wanted & content_tokens(haystack)) / len(wanted)
-
-
 def word_count(text: str) -> int:
     """Words for length rules: English words, and Japanese characters counted two per word."""
     norm = normalize(text or "")
@@ -417,7 +388,8 @@ def availability_mentions(text: str) -> list[tuple[str, int]]:
 
 # English full stops end a sentence only before whitespace or the end, and not after an abbreviation
 # ("Vol. 2", "No. 5") or inside a number ("$12.99"); Japanese 。！？ always end one.
-_ABBREVIATIONS = ("vol", "no", "e.g", "i.e", "mr", "mrs", "ms", "dr", "approx", "etc", "st", "jr", "ch")
+_ABBREVIATIONS = frozenset({"vol", "vols", "no", "nos", "e.g", "i.e", "mr", "mrs", "ms", "dr", "st", "jr", "ch", "etc",
+                            "approx", "ed", "eds", "pp", "vs"})
 _SENTENCE_END_RE = re.compile(rf"[。！？]+|[.!?]+(?=\s|$|[{_CJK}])")
 
 
@@ -473,8 +445,6 @@ def romaji_key(text: str) -> str:
 # Spans: sentences/list lines, name mentions and calendar dates (positions are in normalize(text))
 # --------------------------------------------------------------------------------------------------
 
-_ABBREVIATIONS = frozenset({"vol", "vols", "no", "nos", "mr", "mrs", "ms", "dr", "st", "etc", "approx", "ed", "eds", "pp", "vs"})
-_LOOSE_CHARS = "0-9a-z\u3040-\u30ff\u3400-\u9fff"
 
 
 _NOT_A_SENTENCE_START = tuple("()（）[]］」』/|,、.:：;!?")
@@ -503,63 +473,6 @@ def segment_spans(text: str) -> list[tuple[int, int]]:
     if norm[start:].strip():
         spans.append((start, len(norm)))
     return spans
-
-
-@dataclass(frozen=True)
-class Mention:
-    keys: tuple[str, ...]  # every key whose name matched exactly this span (ambiguous when > 1)
-    start: int
-    end: int
-    text: str
-
-
-@lru_cache(maxsize=4096)
-def _name_pattern(name: str) -> re.Pattern[str] | None:
-    parts = re.findall(f"[{_LOOSE_CHARS}]+", normalize(name))
-    key = "".join(parts)
-    if len(key) < (2 if has_japanese(key) else 3):
-        return None  # too short to tell a name from an ordinary word
-    body = f"[^{_LOOSE_CHARS}\\n]{{0,3}}".join(re.escape(p) for p in parts)
-    head = "(?<![0-9a-z])" if re.match("[0-9a-z]", key) else ""
-    tail = "(?![0-9a-z])" if re.search("[0-9a-z]$", key) else ""
-    if re.fullmatch("[\u30a0-\u30ff]+", key):
-        # A katakana name inside a longer katakana word is another word ("ナナ" in "バナナ").
-        head, tail = "(?<![\u30a1-\u30fa\u30fc])", "(?![\u30a1-\u30fa\u30fc])"
-    return re.compile(head + body + tail)
-
-
-def _needs_capital(name: str) -> bool:
-    """One capitalised English word ("Monster", "Nana") is a title only when written capitalised."""
-    name = unicodedata.normalize("NFKC", name).strip()
-    return bool(re.fullmatch(r"[A-Z][a-z]+", name))
-
-
-def find_mentions(text: str, names: dict[str, list[str]]) -> list[Mention]:
-    """Where the names (e.g. titles, romanizations, ids, by key) occur in ``normalize(text)``.
-    Punctuation and spacing between a name's words are ignored; Latin names must stand as whole
-    words; the longest match wins an overlap, and equal spans keep every key that matched."""
-    norm = normalize(text or "")
-    cased = unicodedata.normalize("NFKC", text or "").replace("’", "'")
-    cased = cased if len(cased) == len(norm) else None  # same positions, original letter case
-    found: list[tuple[int, int, str]] = []
-    for key, variants in names.items():
-        for variant in {v for v in variants if v}:
-            pattern = _name_pattern(variant)
-            if pattern is None:
-                continue
-            for m in pattern.finditer(norm):
-                if cased is not None and _needs_capital(variant) and not cased[m.start()].isupper():
-                    continue
-                found.append((m.start(), m.end(), key))
-    found.sort(key=lambda f: (-(f[1] - f[0]), f[0]))
-    kept: dict[tuple[int, int], list[str]] = {}
-    for start, end, key in found:
-        if (start, end) in kept:
-            if key not in kept[(start, end)]:
-                kept[(start, end)].append(key)
-        elif not any(s < end and start < e for s, e in kept):
-            kept[(start, end)] = [key]
-    return sorted((Mention(tuple(k), s, e, norm[s:e]) for (s, e), k in kept.items()), key=lambda m: m.start)
 
 
 def phrase_in(needle: str, haystack: str) -> bool:
@@ -615,24 +528,3 @@ def find_dates(text: str) -> list[DateMention]:
                 year = int(groups["y"]) if groups.get("y") else None
                 out.append(DateMention(year, month, day, match.start(), match.end()))
     return sorted(out, key=lambda d: d.start)
-
-
-_PHRASE_DROP_RE = re.compile(r"['’]")
-_PHRASE_SPLIT_RE = re.compile(r"[^0-9a-z\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff々]+")
-
-
-def phrase_key(text: str) -> str:
-    """Words of a title or text, lower case, separated by single spaces, punctuation dropped
-    ("Spy x Family!" -> "spy x family", "Kuroko's" -> "kurokos"), so names can be found with word
-    boundaries (see ``find_phrase``)."""
-    return _PHRASE_SPLIT_RE.sub(" ", _PHRASE_DROP_RE.sub("", normalize(text or ""))).strip()
-
-
-def find_phrase(haystack_key: str, needle_key: str) -> list[int]:
-    """Start positions of a ``phrase_key`` inside another. Latin words match whole words only
-    ("monster" is not found in "monsters"); Japanese, which has no spaces, matches as a substring."""
-    if not needle_key:
-        return []
-    left = "" if has_japanese(needle_key[0]) else r"(?<![0-9a-z])"
-    right = "" if has_japanese(needle_key[-1]) else r"(?![0-9a-z])"
-    return [m.start() for m in re.finditer(left + re.escape(needle_key) + right, haystack_key)]

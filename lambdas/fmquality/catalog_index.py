@@ -224,3 +224,11 @@ def products_in_play(case: "TestCase", index: CatalogIndex | None = None) -> lis
         if asin and index.get(asin) is not None:
             found.setdefault(asin, None)
     return list(found)
+
+
+def resolve_catalog(case: "TestCase", index: CatalogIndex) -> list[CatalogItem]:
+    """The catalog entries a case is scored with: its own snapshot (which wins), then the entries of
+    ``index`` (a run's or the store's catalog) for the products in play. The rest of the store is
+    not part of the conversation and never reaches the checks or the judge."""
+    own = {item.asin for item in case.catalog}
+    return [*case.catalog, *(index.items[a] for a in products_in_play(case, index) if a not in own)]

@@ -97,6 +97,7 @@ def combine(
         rubric_version=rubric.version,
         tags=list(case.tags),
         label=case.label.model_dump(exclude_none=True) if case.label else None,
+        catalog_asins=[item.asin for item in case.catalog],
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from fmquality.catalog_index import CatalogIndex, resolve_catalog
 from fmquality.models import CatalogItem, TestCase
 
 
@@ -50,9 +51,12 @@ def _field_path(loc: tuple[Any, ...]) -> str:
     return out or "<line>"
 
 
-def parse_lines(lines: list[bytes], source: str, catalog: list[CatalogItem] | None = None) -> LoadedDataset:
-    """Validate raw lines. Blank lines are skipped; everything else is a case or an error."""
+def parse_lines(lines: list[bytes], source: str, catalog: list[CatalogItem] | CatalogIndex | None = None) -> LoadedDataset:
+    """Validate raw lines. Blank lines are skipped; everything else is a case or an error. With a run
+    catalog (a snapshot file or a store-sized index), each case gets the catalog entries of the
+    products in play (``catalog_index.resolve_catalog``), not the whole catalog."""
     result = LoadedDataset(source=source)
+    index = CatalogIndex(catalog) if isinstance(catalog, list) and catalog else catalog or None
     seen: dict[str, int] = {}
     for number, raw_bytes in enumerate(lines, start=1):
         try:
@@ -91,18 +95,14 @@ def parse_lines(lines: list[bytes], source: str, catalog: list[CatalogItem] | No
                                            raw=raw[:500]))
             continue
         seen[case.test_id] = number
-        if catalog and not case.catalog:
-            case = case.model_copy(update={"catalog": list(catalog)})
-        elif catalog:
-            # The case's own snapshot wins; the run catalog fills in products it does not list.
-            own = {c.asin for c in case.catalog}
-            case = case.model_copy(update={"catalog": case.catalog + [c for c in catalog if c.asin not in own]})
+        if index is not None:
+            case = case.model_copy(update={"catalog": resolve_catalog(case, index)})
         result.cases.append(case)
         result.line_of[case.test_id] = number
     return result
 
 
-def load_dataset(path: str | Path, catalog: list[CatalogItem] | None = None) -> LoadedDataset:
+def load_dataset(path: str | Path, catalog: list[CatalogItem] | CatalogIndex | None = None) -> LoadedDataset:
     source = str(path)
     try:
         data = Path(path).read_bytes()

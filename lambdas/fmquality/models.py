@@ -264,6 +264,9 @@ class EvaluationResult(BaseModel):
     rubric_version: str
     tags: list[str] = Field(default_factory=list)
     label: dict[str, Any] | None = None  # the case's label as given, for calibration
+    # The catalog entries the case was scored with (its own snapshot and the products in play), so a
+    # reviewer sees what the checks and the judge were given.
+    catalog_asins: list[str] = Field(default_factory=list)
     error: str | None = None
 
 

@@ -95,14 +95,17 @@ def test_prepare_with_skip_invalid_writes_rejected_lines_and_continues(aws, lamb
     assert all(r["file"] == f"s3://{BUCKET}/{DATASET_KEY}" for r in rejected)
 
 
-def test_prepare_merges_a_catalog_and_rejects_an_invalid_one(aws, lambda_context):
+def test_prepare_resolves_the_catalog_per_case_and_rejects_an_invalid_one(aws, lambda_context):
     from handlers.prepare import DatasetRejected
 
-    put_dataset(aws.s3, [CASES[0]])
-    catalog = [{"asin": "B0TOMIE001", "title": "Tomie", "price": 19.99, "availability": "in_stock"}]
+    case = {**CASES[0], "query": "Do you have Tomie?", "catalog": []}
+    put_dataset(aws.s3, [case])
+    catalog = [{"asin": "B0TOMIE001", "title": "Tomie", "price": 19.99, "availability": "in_stock"},
+               *({"asin": f"B0FILLER{n:02d}", "title": f"Filler Saga {n}", "price": 9.99} for n in range(30))]
     aws.s3.put_object(Bucket=BUCKET, Key="catalog.json", Body=json.dumps(catalog))
     out = _prepare(load_event("prepare.json", run_id="cat-run", catalog=f"s3://{BUCKET}/catalog.json"), lambda_context)
-    assert read_json(aws.s3, out["items_key"])[0]["catalog"][0]["asin"] == "B0TOMIE001"
+    # Only the product in play travels with the item, not the whole catalog.
+    assert [c["asin"] for c in read_json(aws.s3, out["items_key"])[0]["catalog"]] == ["B0TOMIE001"]
 
     aws.s3.put_object(Bucket=BUCKET, Key="bad-catalog.json", Body=json.dumps([{"asin": "X", "title": "T", "price": -1}]))
     with pytest.raises(DatasetRejected, match=r"bad-catalog.json:1: \[0\].price"):

@@ -81,17 +81,19 @@ def test_empty_file_is_rejected(tmp_path):
         load_dataset(path)
 
 
-def test_run_catalog_fills_cases_without_overriding_their_snapshot(tmp_path):
+def test_run_catalog_adds_the_products_in_play_without_overriding_the_case_snapshot(tmp_path):
     catalog_path = tmp_path / "catalog.json"
     catalog_path.write_text(json.dumps([
         {"asin": "B000000001", "title": "Uzumaki", "price": 22.99},
         {"asin": "B000000002", "title": "Monster", "price": 17.99},
+        {"asin": "B000000003", "title": "Gyo", "price": 14.99},
     ]))
     catalog = load_catalog(catalog_path)
-    own = {**GOOD, "catalog": [{"asin": "B000000001", "title": "Uzumaki", "price": 19.99}]}
-    loaded = parse_lines(_lines(own), "d.jsonl", catalog)
+    own = {**GOOD, "query": "Is Uzumaki like Monster?", "catalog": [{"asin": "B000000001", "title": "Uzumaki", "price": 19.99}]}
+    loaded = parse_lines(_lines(own, {**GOOD, "test_id": "t2"}), "d.jsonl", catalog)
     prices = {c.asin: c.price for c in loaded.cases[0].catalog}
-    assert prices == {"B000000001": 19.99, "B000000002": 17.99}
+    assert prices == {"B000000001": 19.99, "B000000002": 17.99}  # Gyo is not in play
+    assert loaded.cases[1].catalog == []  # a case that names no product gets none
 
 
 def test_bad_catalog_names_the_item(tmp_path):

@@ -55,9 +55,11 @@ CODE_RE = re.compile(r"(?<![\w-])(?=[A-Z0-9-]*[A-Z])(?=[A-Z0-9-]*\d)[A-Z][A-Z0-9
 UNSUPPORTED_FACTOR = 0.5
 
 
-def evidence_texts(case: TestCase) -> list[str]:
-    """What an answer may rest on: catalog records, retrieved chunks, page context, the conversation."""
-    records = [" ".join(str(v) for v in item.model_dump(exclude_none=True).values()) for item in case.catalog]
+def evidence_texts(case: TestCase, reading: Reading) -> list[str]:
+    """What an answer may rest on: the records of the products in play, retrieved chunks, page
+    context, the conversation."""
+    records = [" ".join(str(v) for v in item.model_dump(exclude_none=True).values())
+               for item in reading.items(reading.in_play)]
     return [*records, *case.retrieved_chunks, case.page_context.model_dump_json(exclude_none=True), case.query,
             *(m.content for m in case.conversation_history)]
 
@@ -319,7 +321,7 @@ def unsupported_claims(case: TestCase, reading: Reading, product_amounts: list[f
     """Claims the evidence does not support, and what was verified, found by the checks."""
     problems: list[str] = []
     verified: list[str] = []
-    evidence = evidence_texts(case)
+    evidence = evidence_texts(case, reading)
     evidence_norm = normalize("\n".join(evidence))
     nfkc = unicodedata.normalize("NFKC", reading.text)
     catalog_asins = set(reading.by_asin)

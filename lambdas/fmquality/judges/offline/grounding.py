@@ -63,7 +63,8 @@ def _evidence_numbers(case: TestCase) -> tuple[set[float], list]:
     texts = [*case.retrieved_chunks, case.page_context.model_dump_json(exclude_none=True), case.query,
              *(m.content for m in case.conversation_history), case.reference_response or ""]
     values = {q.value for t in texts for q in extract_quantities(t)}
-    for item in case.catalog:
+    reading = Reading(case)
+    for item in reading.items(reading.in_play):
         values |= {v for v in item_prices(item)}
         values |= {float(v) for v in (item.model_extra or {}).values() if isinstance(v, (int, float))}
         values |= {q.value for t in (item.title, item.title_ja or "") for q in extract_quantities(t)}

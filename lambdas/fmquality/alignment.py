@@ -221,14 +221,21 @@ def _numbers(norm: str, dates: list[DateMention]) -> frozenset[tuple[str, float]
 
 
 def read_units(text: str) -> list[Unit]:
-    norm = normalize(text or "")
+    """The sentences and list lines of a text as units (cached: the checks and the judge read the same
+    answer, knowledge and turns many times)."""
+    return list(_read_units(text or ""))
+
+
+@lru_cache(maxsize=16384)
+def _read_units(text: str) -> tuple[Unit, ...]:
+    norm = normalize(text)
     units = []
     for start, end in segment_spans(text):
         piece = norm[start:end]
         dates = find_dates(piece)
         units.append(Unit(piece, start, end, concept_tokens(piece), _word_pairs(piece), _numbers(piece, dates),
                           tuple(dates), negated_tokens(piece)))
-    return units
+    return tuple(units)
 
 
 def unit_of(text: str) -> Unit:
@@ -361,12 +368,19 @@ def comparable_pairs(first: list[Unit], second: list[Unit], subjects: Callable[[
     product or policy topic (``subjects``) or share most of their content words. Only such pairs can
     contradict each other."""
     out = []
+    known: dict[Unit, frozenset[str]] = {}
+
+    def subject(unit: Unit) -> frozenset[str]:
+        if unit not in known:
+            known[unit] = subjects(unit)
+        return known[unit]
+
     for i, a in enumerate(first):
         for j, b in enumerate(second):
             if (same_text and j <= i) or not (is_claim(a) and is_claim(b)):
                 continue
             union = a.tokens | b.tokens
-            if subjects(a) & subjects(b) or (union and len(a.tokens & b.tokens) / len(union) >= 0.25):
+            if subject(a) & subject(b) or (union and len(a.tokens & b.tokens) / len(union) >= 0.25):
                 out.append((a, b))
     return out
 
@@ -403,5 +417,10 @@ def checkable(case: TestCase, text: str) -> list[Unit]:
 
 
 def subject_tokens(case: TestCase) -> frozenset[str]:
-    names = [n for i in case.catalog for n in (i.title, i.title_ja, i.title_romaji, i.author) if n]
-    return frozenset().union(*(read_units(n)[0].tokens for n in names if read_units(n))) if names else frozenset()
+    """The words of the names of the case's products (titles, authors): what sentences are about."""
+    return _name_tokens(tuple(n for i in case.catalog for n in (i.title, i.title_ja, i.title_romaji, i.author) if n))
+
+
+@lru_cache(maxsize=1024)
+def _name_tokens(names: tuple[str, ...]) -> frozenset[str]:
+    return frozenset().union(*(concept_tokens(normalize(n)) for n in names))

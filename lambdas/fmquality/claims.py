@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from fmquality.catalog_index import Mention, index_for, products_in_play
 from fmquality.models import CatalogItem, TestCase
@@ -329,20 +329,24 @@ def _reference_point(norm: str, start: int, end: int) -> bool:
     return bool(_REFERENCE_BEFORE.search(norm[:start])) or norm[end:end + 1] == "後" or norm[end:end + 2] == "から"
 
 
-def topic_words(norm: str) -> list[tuple[int, str]]:
+_TOPIC_PATTERNS = [(topic, re.compile(re.escape(word) if has_japanese(word) or not word[0].isalpha()
+                                       else rf"(?<![a-z]){re.escape(word)}"))
+                   for topic, words in POLICY_TOPICS.items() for word in words]
+
+
+@lru_cache(maxsize=16384)
+def topic_words(norm: str) -> tuple[tuple[int, str], ...]:
     """(position, topic) of each policy word that names a policy (reference points left out)."""
     out: list[tuple[int, str]] = []
     taken: list[tuple[int, int]] = []
-    for topic, words in POLICY_TOPICS.items():
-        for word in words:
-            pattern = re.escape(word) if has_japanese(word) or not word[0].isalpha() else rf"(?<![a-z]){re.escape(word)}"
-            for match in re.finditer(pattern, norm):
-                if any(s <= match.start() < e for s, e in taken):
-                    continue
-                taken.append((match.start(), match.end()))
-                if not _reference_point(norm, match.start(), match.end()):
-                    out.append((match.start(), topic))
-    return sorted(out)
+    for topic, pattern in _TOPIC_PATTERNS:
+        for match in pattern.finditer(norm):
+            if any(s <= match.start() < e for s, e in taken):
+                continue
+            taken.append((match.start(), match.end()))
+            if not _reference_point(norm, match.start(), match.end()):
+                out.append((match.start(), topic))
+    return tuple(sorted(out))
 
 
 def conditions_in(norm: str) -> frozenset[str]:
@@ -405,7 +409,7 @@ _PROCESS_TOPICS = ("delivery", "shipping")
 _CLAUSE_CUT = re.compile(r"[,;；、。]|\b(?:and|but|so|while|whereas)\b|しかし")
 
 
-def _topic_of(sentence: str, words: list[tuple[int, str]], position: int, context: str | None) -> str | None:
+def _topic_of(sentence: str, words: tuple[tuple[int, str], ...], position: int, context: str | None) -> str | None:
     """The topic of the number's clause; a clause without one ("..., within 5-7 business days")
     continues the nearest clause before it that has one; then the sentence after it; then the
     conversation's topic."""

@@ -244,6 +244,12 @@ _FRACTION_PERCENT = {"half": 50.0, "a quarter": 25.0, "a third": 100 / 3, "半�
 
 
 def extract_quantities(text: str) -> list[Quantity]:
+    """Numbers with their units (see ``_quantities``)."""
+    return list(_quantities(text or ""))
+
+
+@lru_cache(maxsize=32768)
+def _quantities(text: str) -> tuple[Quantity, ...]:
     """Numbers with their units and positions in ``normalize(text)``, including money (as usd/jpy),
     spelled numbers ("fifteen days", "a month", "two weeks"), Japanese numerals ("十五日") and
     fractions of a price ("half off" = 50 percent). Digits glued to letters (ASINs, order ids) are
@@ -276,7 +282,7 @@ def extract_quantities(text: str) -> list[Quantity]:
         out.append(Quantity(1.0, match.group("unit"), match.group(0), match.start()))
     for match in _FRACTIONS.finditer(norm):
         out.append(Quantity(_FRACTION_PERCENT[match.group(1) or match.group(0)], "percent", match.group(0), match.start()))
-    return sorted(out, key=lambda q: q.start)
+    return tuple(sorted(out, key=lambda q: q.start))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -88,6 +88,18 @@ def _s3_uri(value: str) -> str:
     return value
 
 
+def _catalog_uri(value: str) -> str:
+    from fmquality.adapters.dynamodb import CATALOG_REF_PREFIX, catalog_ref_version
+
+    if value.startswith(CATALOG_REF_PREFIX):
+        try:
+            catalog_ref_version(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return value
+    return _s3_uri(value)
+
+
 def _state_machine_arn(value: str) -> str:
     parts = value.split(":")
     if len(parts) < 7 or parts[0] != "arn" or parts[2] != "states" or parts[5] != "stateMachine":
@@ -101,7 +113,9 @@ def add_start_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     start.add_argument("--state-machine", required=True, type=_state_machine_arn, help="state machine ARN")
     start.add_argument("--dataset", required=True, type=_s3_uri, help="s3:// URI of the JSON Lines dataset")
-    start.add_argument("--catalog", type=_s3_uri, help="s3:// URI of a catalog snapshot JSON")
+    start.add_argument("--catalog", type=_catalog_uri,
+                       help="s3:// URI of a catalog snapshot JSON, or dynamodb:latest | dynamodb:<version> "
+                            "(a snapshot loaded with `fmquality catalog load`)")
     start.add_argument("--rubric", type=_s3_uri, help="s3:// URI of a rubric YAML (default: the embedded one)")
     start.add_argument("--baseline", help='"auto" (the dataset\'s approved baseline) or a run id')
     start.add_argument("--trigger", default="manual", help="recorded with the run (default: manual)")

@@ -278,12 +278,9 @@ def validated_catalog(path: str) -> list[Any]:
     if not items:
         raise DatasetError(f"{path}: the catalog has no items")
     first: dict[str, int] = {}
-    duplicates = []
-    for number, item in enumerate(items, start=1):
-        if item.asin in first:
-            duplicates.append(LineError(file=path, line=number, field=f"[{number - 1}].asin",
-                                        reason=f"duplicate ASIN {item.asin!r} (first as item {first[item.asin]})"))
-        first.setdefault(item.asin, number)
+    duplicates = [LineError(file=path, line=number, field=f"[{number - 1}].asin",
+                            reason=f"duplicate ASIN {item.asin!r} (first as item {first[item.asin]})")
+                  for number, item in enumerate(items, start=1) if first.setdefault(item.asin, number) != number]
     if duplicates:
         raise DatasetError(f"{path}: invalid catalog items", duplicates)
     return items

@@ -58,6 +58,9 @@ _CRON_OR_RATE = re.compile(r"^(cron\(([^\s()]+\s){5}[^\s()]+\)|rate\(\d+ (minute
 _MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9.\-:]*$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _S3_KEY = re.compile(r"^[A-Za-z0-9!_.*'()/\-]+$")
+# The latest catalog snapshot in the evaluation table (fmquality.adapters.dynamodb reads it; a test
+# checks the two agree, since infra/ never imports lambdas/).
+TABLE_CATALOG_INPUT = "dynamodb:latest"
 
 
 class ConfigError(ValueError):
@@ -219,6 +222,9 @@ class FmQualityConfig(_Strict):
     powertools_layer_version: str = Field(default="3.37.0", pattern=r"^(latest|\d+\.\d+\.\d+)$")
     golden_dataset_key: str = "datasets/mangaassist/golden.jsonl"
     catalog_key: str | None = "datasets/mangaassist/catalog.json"
+    # Where the schedule, the change-event rules and the pipeline gate take the catalog from: "s3" (the
+    # file at catalog_key) or "table" (the latest snapshot loaded with `fmquality catalog load`).
+    catalog_source: Literal["s3", "table"] = "s3"
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     release_event_source: str = Field(default="mangaassist.release", min_length=1)
     # The Map's MaxConcurrency. Set it to pin a value (the override); leave it out and set judge_quota

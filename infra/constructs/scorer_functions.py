@@ -33,7 +33,7 @@ from constructs import Construct
 
 from infra.asl import FUNCTION_ENVIRONMENT, FUNCTION_HANDLERS
 from infra.config import DIMENSIONS, PROJECT_ROOT, FmQualityConfig
-from infra.constructs.storage import Storage
+from infra.constructs.storage import CATALOG_PK_PREFIX, Storage
 
 # The newest Python runtime this aws-cdk-lib offers; the Powertools layer variant must match it
 # because pydantic-core is a compiled extension.
@@ -196,10 +196,15 @@ class EvaluationFunctions(Construct):
             statements=[
                 _statement("ReadInputs", ["s3:GetObject"], [storage.datasets_arn()]),
                 _statement("WriteRunFiles", ["s3:PutObject"], [storage.runs_arn()]),
-                _statement(
-                    "RegisterRunResolveBaseline",
-                    ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"],
-                    [storage.table.table_arn, storage.gsi1_arn()],
+                # GetItem also reads the catalog pointer and a snapshot's META.
+                _statement("RegisterRunResolveBaseline", ["dynamodb:GetItem", "dynamodb:PutItem"],
+                           [storage.table.table_arn]),
+                # "catalog": "dynamodb:..." reads a snapshot's items: Query on catalog partitions only.
+                iam.PolicyStatement(
+                    sid="ReadCatalogSnapshot",
+                    actions=["dynamodb:Query"],
+                    resources=[storage.table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{CATALOG_PK_PREFIX}*"]}},
                 ),
             ],
         )

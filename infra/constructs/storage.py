@@ -5,8 +5,10 @@ Table keys (single-table design, matching lambdas/fmquality/adapters/dynamodb.py
   item result      pk=RUN#<run_id>          sk=RESULT#<test_id>
   baseline         pk=DATASET#<dataset_id>  sk=BASELINE
   cached verdict   pk=VERDICT#<hash>        sk=VERDICT         expires_at (TTL)
-so "every result of a run" is a Query on pk, "the runs of a dataset over time" a Query on gsi1 and
-"the latest approved baseline" a GetItem.
+  catalog snapshot pk=CATALOG#<version>     sk=LOAD | ITEM#<asin> | META
+  latest catalog   pk=CATALOG#LATEST        sk=POINTER         version
+so "every result of a run" is a Query on pk, "the runs of a dataset over time" a Query on gsi1,
+"the latest approved baseline" a GetItem and "the items of a catalog snapshot" a Query on pk.
 
 Bucket layout: datasets/... (inputs: golden data, catalogs, rubrics), runs/<run_id>/... (items.json,
 rejected.jsonl, rubric.json, results.jsonl, report.json, report.html).
@@ -24,6 +26,7 @@ from infra.config import FmQualityConfig
 DATASETS_PREFIX = "datasets/"
 RUNS_PREFIX = "runs/"
 GSI1 = "gsi1"
+CATALOG_PK_PREFIX = "CATALOG#"
 TTL_ATTRIBUTE = "expires_at"
 
 

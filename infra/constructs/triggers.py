@@ -20,7 +20,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infra.config import FmQualityConfig
+from infra.config import TABLE_CATALOG_INPUT, FmQualityConfig
 from infra.constructs.storage import Storage
 
 RELEASE_DETAIL_TYPES: tuple[str, ...] = ("PromptVersionPublished", "ModelVersionChanged", "KnowledgeBaseRefreshed")
@@ -37,6 +37,13 @@ def s3_uri(storage: Storage, key: str) -> str:
     return f"s3://{storage.data_bucket.bucket_name}/{key}"
 
 
+def catalog_input(config: FmQualityConfig, storage: Storage) -> str | None:
+    """The execution input's "catalog" of the runs the deployment starts (schedule, change events, pipeline)."""
+    if config.catalog_source == "table":
+        return TABLE_CATALOG_INPUT
+    return s3_uri(storage, config.catalog_key) if config.catalog_key else None
+
+
 class Triggers(Construct):
     def __init__(
         self,
@@ -50,7 +57,8 @@ class Triggers(Construct):
         alerts_topic: sns.ITopic,
     ) -> None:
         super().__init__(scope, construct_id)
-        catalog = {"catalog": s3_uri(storage, config.catalog_key)} if config.catalog_key else {}
+        catalog_uri = catalog_input(config, storage)
+        catalog = {"catalog": catalog_uri} if catalog_uri else {}
 
         # ---- Weekly scheduled run (schedules live on the default bus).
         self.schedule_rule = events.Rule(

@@ -12,7 +12,7 @@ from infra.constructs.monitoring import Monitoring
 from infra.constructs.scorer_functions import EvaluationFunctions
 from infra.constructs.state_machine import EvaluationStateMachine
 from infra.constructs.storage import Storage
-from infra.constructs.triggers import ProjectEventBus, Triggers, s3_uri
+from infra.constructs.triggers import ProjectEventBus, Triggers, catalog_input, s3_uri
 
 
 class EvaluationStack(Stack):
@@ -43,7 +43,7 @@ class EvaluationStack(Stack):
         )
 
         self.golden_dataset_uri = s3_uri(self.storage, config.golden_dataset_key)
-        self.catalog_uri = s3_uri(self.storage, config.catalog_key) if config.catalog_key else None
+        self.catalog_uri = catalog_input(config, self.storage)
 
         CfnOutput(self, "StateMachineArn", value=self.state_machine.state_machine_arn)
         CfnOutput(self, "DataBucketName", value=self.storage.data_bucket.bucket_name)

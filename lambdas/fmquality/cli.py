@@ -1,4 +1,4 @@
-"""`fmquality` command line: run | estimate | calibrate | schema | compare | start | approve-baseline.
+"""`fmquality` command line: run | estimate | calibrate | schema | compare | start | approve-baseline | catalog.
 
 Exit codes: 0 the gate passed, 1 the gate failed, 2 bad input or usage, 3 the run failed otherwise.
 """
@@ -100,12 +100,13 @@ def _build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--rubric")
 
     try:
-        from fmquality.runner_aws import add_approve_command, add_start_command
+        from fmquality.runner_aws import add_approve_command, add_catalog_command, add_start_command
     except ImportError:  # the AWS runner is optional for a purely local install
         pass
     else:
         add_start_command(sub)
         add_approve_command(sub)
+        add_catalog_command(sub)
     return parser
 
 
@@ -494,6 +495,10 @@ def main(argv: list[str] | None = None) -> int:
         from fmquality.runner_aws import run_start_command
 
         return run_start_command(args)
+    if args.command == "catalog":
+        from fmquality.runner_aws import run_catalog_command
+
+        return run_catalog_command(args)
     parser.error(f"unknown command {args.command}")
     return EXIT_BAD_INPUT
 

@@ -328,6 +328,8 @@ class RunReport(BaseModel):
     run_id: str
     trigger: str = "manual"
     dataset: str
+    # The catalog the run resolved: an s3:// URI or dynamodb:<version> (None: the cases' own snapshots).
+    catalog: str | None = None
     rubric_version: str
     judge: str
     engine: str = "direct"

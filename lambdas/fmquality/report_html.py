@@ -29,7 +29,7 @@ _TEMPLATES = {
 {% block title %}Quality gate {{ 'PASSED' if r.gate.passed else 'FAILED' }} · {{ r.run_id }}{% endblock %}
 {% block body %}
 <h1>MangaAssist quality gate <span class="badge {{ 'pass' if r.gate.passed else 'fail' }}">{{ 'PASSED' if r.gate.passed else 'FAILED' }}</span></h1>
-<div class="muted">run {{ r.run_id }} · dataset {{ r.dataset }} · rubric {{ r.rubric_version }} · judge {{ r.judge }} · engine {{ r.engine }} · trigger {{ r.trigger }}{% if r.baseline_run_id %} · baseline {{ r.baseline_run_id }}{% endif %}</div>
+<div class="muted">run {{ r.run_id }} · dataset {{ r.dataset }}{% if r.catalog %} · catalog {{ r.catalog }}{% endif %} · rubric {{ r.rubric_version }} · judge {{ r.judge }} · engine {{ r.engine }} · trigger {{ r.trigger }}{% if r.baseline_run_id %} · baseline {{ r.baseline_run_id }}{% endif %}</div>
 <div class="kpi">
  <div><b>{{ r.total_cases }}</b>cases</div><div><b>{{ '%.1f'|format(r.pass_rate*100) }}%</b>pass rate</div>
  <div><b>{{ r.failed_cases }}</b>failed</div><div><b>{{ r.unscored_cases }}</b>unscored</div>

@@ -1,7 +1,8 @@
-"""`fmquality start`: start the deployed evaluation state machine and (optionally) wait for it.
+"""The commands that talk to the deployed gate: `fmquality start` (start the evaluation state machine
+and optionally wait for it), `fmquality approve-baseline` and `fmquality catalog load`.
 
-Exit codes: 0 the execution succeeded (or was started, without --wait), 1 the quality gate failed
-(error ``QualityGateFailed``), 3 the execution failed otherwise (timed out, aborted, other error).
+Exit codes of `start`: 0 the execution succeeded (or was started, without --wait), 1 the quality gate
+failed (error ``QualityGateFailed``), 3 the execution failed otherwise (timed out, aborted, other error).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import re
 import sys
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
+from pathlib import Path
 from typing import Any
 
 GATE_FAILED_ERROR = "QualityGateFailed"
@@ -86,6 +88,18 @@ def _s3_uri(value: str) -> str:
     return value
 
 
+def _catalog_uri(value: str) -> str:
+    from fmquality.adapters.dynamodb import CATALOG_REF_PREFIX, catalog_ref_version
+
+    if value.startswith(CATALOG_REF_PREFIX):
+        try:
+            catalog_ref_version(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return value
+    return _s3_uri(value)
+
+
 def _state_machine_arn(value: str) -> str:
     parts = value.split(":")
     if len(parts) < 7 or parts[0] != "arn" or parts[2] != "states" or parts[5] != "stateMachine":
@@ -99,7 +113,9 @@ def add_start_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     start.add_argument("--state-machine", required=True, type=_state_machine_arn, help="state machine ARN")
     start.add_argument("--dataset", required=True, type=_s3_uri, help="s3:// URI of the JSON Lines dataset")
-    start.add_argument("--catalog", type=_s3_uri, help="s3:// URI of a catalog snapshot JSON")
+    start.add_argument("--catalog", type=_catalog_uri,
+                       help="s3:// URI of a catalog snapshot JSON, or dynamodb:latest | dynamodb:<version> "
+                            "(a snapshot loaded with `fmquality catalog load`)")
     start.add_argument("--rubric", type=_s3_uri, help="s3:// URI of a rubric YAML (default: the embedded one)")
     start.add_argument("--baseline", help='"auto" (the dataset\'s approved baseline) or a run id')
     start.add_argument("--trigger", default="manual", help="recorded with the run (default: manual)")
@@ -222,4 +238,77 @@ def run_approve_command(args: argparse.Namespace, dynamodb_client: Any = None) -
         print(f"fmquality approve-baseline: {exc}", file=sys.stderr)
         return EXIT_RUN_FAILED
     print(f"baseline of {approved['dataset_id']}: run {approved['run_id']} ({approved['report_key']})")
+    return EXIT_SUCCEEDED
+
+
+# --------------------------------------------------------------------------------------------------
+# fmquality catalog load
+# --------------------------------------------------------------------------------------------------
+
+def _snapshot_date(value: str) -> date:
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            return date.fromisoformat(value)
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {value!r}")
+
+
+def add_catalog_command(subparsers: Any) -> argparse.ArgumentParser:
+    catalog = subparsers.add_parser("catalog", help="catalog snapshots in the evaluation table "
+                                                    "(what \"catalog\": \"dynamodb:latest\" reads)")
+    commands = catalog.add_subparsers(dest="catalog_command", required=True)
+    load = commands.add_parser(
+        "load", help="validate a catalog JSON file and load it as a new snapshot, then make it the latest")
+    load.add_argument("file", help="catalog JSON: an array of items, or {\"items\": [...]}")
+    load.add_argument("--table", required=True, help="the evaluation table's name")
+    load.add_argument("--snapshot-date", type=_snapshot_date,
+                      help="the snapshot's date, YYYY-MM-DD, which names its version (default: today, UTC); "
+                           "a second load with the same date becomes <date>.2, <date>.3, ...")
+    load.add_argument("--region", help="the table's region (default: the AWS configuration's)")
+    return catalog
+
+
+def validated_catalog(path: str) -> list[Any]:
+    """The file's items, validated as a run's catalog file is, and with each ASIN once (a snapshot
+    in the table keys items by ASIN). Raises DatasetError listing file:item: field: reason."""
+    from fmquality.dataset import DatasetError, LineError, load_catalog
+
+    items = load_catalog(path)
+    if not items:
+        raise DatasetError(f"{path}: the catalog has no items")
+    first: dict[str, int] = {}
+    duplicates = [LineError(file=path, line=number, field=f"[{number - 1}].asin",
+                            reason=f"duplicate ASIN {item.asin!r} (first as item {first[item.asin]})")
+                  for number, item in enumerate(items, start=1) if first.setdefault(item.asin, number) != number]
+    if duplicates:
+        raise DatasetError(f"{path}: invalid catalog items", duplicates)
+    return items
+
+
+def run_catalog_command(args: argparse.Namespace, dynamodb_client: Any = None) -> int:
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from fmquality.adapters.dynamodb import CatalogLoadError, EvaluationTable
+    from fmquality.dataset import DatasetError
+
+    try:
+        items = validated_catalog(args.file)
+    except DatasetError as exc:
+        print(f"fmquality catalog load: {exc}", file=sys.stderr)
+        for line_error in exc.errors:
+            print(f"  {line_error}", file=sys.stderr)
+        return 2
+    if dynamodb_client is None:
+        import boto3
+
+        dynamodb_client = boto3.client("dynamodb", region_name=args.region)
+    snapshot_date = args.snapshot_date or datetime.now(timezone.utc).date()
+    try:
+        meta = EvaluationTable(args.table, dynamodb_client).put_catalog(items, snapshot_date, Path(args.file).name)
+    except (CatalogLoadError, ClientError, BotoCoreError) as exc:
+        print(f"fmquality catalog load: {exc}; the latest snapshot is unchanged", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    print(f"catalog {meta['version']}: {meta['item_count']} items from {meta['source']} loaded into {args.table}; "
+          f"it is now dynamodb:latest (also dynamodb:{meta['version']})")
     return EXIT_SUCCEEDED

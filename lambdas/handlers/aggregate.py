@@ -111,8 +111,8 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
         started_at=run.get("started_at"),
         finished_at=_now_iso(),
     )
-    if event.execution_arn:
-        report = report.model_copy(update={"execution": {"arn": event.execution_arn}})
+    report = report.model_copy(update={"catalog": run.get("catalog"),
+                                       "execution": {"arn": event.execution_arn} if event.execution_arn else None})
 
     report_key = layout.run_key(event.run_id, layout.REPORT_JSON)
     a.s3.write_text(event.bucket, layout.run_key(event.run_id, layout.RESULTS), results_to_jsonl(results),

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from fmquality.adapters.dynamodb import CATALOG_REF_PREFIX, catalog_ref_version
 from fmquality.models import DIMENSIONS, DimensionScore, TestCase
 
 _S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]/.+")
@@ -58,9 +59,18 @@ class PrepareEvent(BaseModel):
             return {**data["execution_input"], **rest}
         return data
 
-    @field_validator("dataset", "catalog", "rubric")
+    @field_validator("dataset", "rubric")
     @classmethod
     def _s3_uris(cls, value: str | None) -> str | None:
+        return _check_s3_uri(value)
+
+    @field_validator("catalog")
+    @classmethod
+    def _catalog_source(cls, value: str | None) -> str | None:
+        """A catalog file in S3, or a snapshot in the evaluation table (dynamodb:latest, dynamodb:<version>)."""
+        if value is not None and value.startswith(CATALOG_REF_PREFIX):
+            catalog_ref_version(value)
+            return value
         return _check_s3_uri(value)
 
     @field_validator("run_id")

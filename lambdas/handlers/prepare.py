@@ -12,9 +12,10 @@ from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from fmquality.adapters import s3 as layout
-from fmquality.adapters.dynamodb import EvaluationTable, json_attribute
+from fmquality.adapters.dynamodb import CATALOG_REF_PREFIX, EvaluationTable, catalog_ref_version, json_attribute
 from fmquality.adapters.s3 import S3ObjectNotFound, S3Store, parse_s3_uri
 from fmquality import dataset
+from fmquality.catalog_index import CatalogIndex
 from fmquality.dataset import LineError, parse_lines
 from fmquality.models import CatalogItem
 from fmquality.rubric import Rubric, load_rubric, parse_rubric
@@ -78,6 +79,28 @@ def parse_catalog(raw: bytes, source: str) -> list[CatalogItem]:
         raise DatasetRejected(f"{exc}" + (f":\n{problems}" if problems else "")) from exc
 
 
+def table_catalog(ref: str, table: EvaluationTable) -> tuple[CatalogIndex, str]:
+    """The snapshot ``dynamodb:latest`` or ``dynamodb:<version>`` names, as one index over its items,
+    and the version it resolved to. Only a complete load (META written, every item there) is used."""
+    version = catalog_ref_version(ref)
+    if version == "latest":
+        version = table.latest_catalog_version()
+        if version is None:
+            raise DatasetRejected(f"catalog {ref}: no catalog snapshot has been loaded into the table "
+                                  "(fmquality catalog load)")
+    meta = table.catalog_meta(version)
+    if meta is None:
+        raise DatasetRejected(f"catalog {ref}: version {version!r} does not exist in the table "
+                              "(or its load did not finish)")
+    items = table.catalog_items(version)
+    if not items:
+        raise DatasetRejected(f"catalog {ref}: version {version!r} is empty")
+    if len(items) != meta["item_count"]:
+        raise DatasetRejected(f"catalog {ref}: version {version!r} holds {len(items)} item(s) where its load "
+                              f"wrote {meta['item_count']}; load the catalog again")
+    return CatalogIndex(items), version
+
+
 def _read(s3: S3Store, uri: str, what: str) -> bytes:
     try:
         return s3.read_uri(uri)
@@ -96,7 +119,14 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
     if event.model_extra:
         logger.warning("execution input has keys the gate does not use", extra={"keys": sorted(event.model_extra)})
 
-    catalog = parse_catalog(_read(s3, event.catalog, "catalog"), event.catalog) if event.catalog else None
+    catalog: list[CatalogItem] | CatalogIndex | None = None
+    catalog_used = event.catalog
+    if event.catalog and event.catalog.startswith(CATALOG_REF_PREFIX):
+        catalog, version = table_catalog(event.catalog, table)
+        catalog_used = f"{CATALOG_REF_PREFIX}{version}"
+        logger.info("catalog snapshot from the table", extra={"catalog_version": version, "items": len(catalog)})
+    elif event.catalog:
+        catalog = parse_catalog(_read(s3, event.catalog, "catalog"), event.catalog)
     loaded = parse_lines(_read(s3, event.dataset, "dataset").splitlines(), event.dataset, catalog)
 
     # rejected.jsonl is written whatever happens next, so a rejected run still shows every bad line.
@@ -129,7 +159,8 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
         started_at=now.isoformat(timespec="milliseconds"),
         status="RUNNING",
         dataset=event.dataset,
-        catalog=event.catalog,
+        # dynamodb:latest is recorded as the version it resolved to, so the report names the snapshot.
+        catalog=catalog_used,
         trigger=event.trigger,
         rubric_version=rubric.version,
         rubric_key=rubric_key,

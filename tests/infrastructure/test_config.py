@@ -72,6 +72,7 @@ def test_inference_profile_id_resolves_model_and_regions():
         (("alert_email",), "ops-at-example", "fmquality.alert_email"),
         (("alarms", "batch_pass_rate_threshold"), 1.5, "fmquality.alarms.batch_pass_rate_threshold"),
         (("golden_dataset_key",), "s3://bucket/golden.jsonl", "fmquality.golden_dataset_key"),
+        (("catalog_source",), "dynamodb", "fmquality.catalog_source"),
         (("unknown_key",), 1, "fmquality.unknown_key"),
     ],
 )

@@ -149,7 +149,7 @@ def test_grants_follow_each_step(evaluation_template):
 
     tracing_and_logs = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "logs:CreateLogStream", "logs:PutLogEvents"}
     assert actions("prepare") - tracing_and_logs == {
-        "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}
+        "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"}
     assert actions("composite") - tracing_and_logs == {"s3:GetObject", "dynamodb:PutItem"}
     assert actions("relevance") - tracing_and_logs == {"s3:GetObject", "dynamodb:GetItem", "dynamodb:PutItem", "bedrock:InvokeModel"}
     assert actions("aggregate") - tracing_and_logs == {

@@ -146,6 +146,7 @@ def test_prepare_resolves_auto_to_the_approved_baseline(aws, lambda_context):
         ({"dataset": "https://example.com/golden.jsonl"}, "dataset"),
         ({"max_concurrency": 0}, "max_concurrency"),
         ({"skip_invalid": "maybe"}, "skip_invalid"),
+        ({"catalog": "dynamodb:yesterday"}, "catalog"),
     ],
 )
 def test_a_malformed_prepare_event_names_the_field(aws, lambda_context, change, field):

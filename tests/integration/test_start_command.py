@@ -99,8 +99,16 @@ def test_start_against_a_missing_state_machine_fails_cleanly(sfn, capsys):
 @pytest.mark.parametrize("argv", [
     ["--state-machine", "not-an-arn", "--dataset", DATASET],
     ["--state-machine", "arn:aws:states:us-east-1:123456789012:stateMachine:x", "--dataset", "golden.jsonl"],
+    ["--state-machine", "arn:aws:states:us-east-1:123456789012:stateMachine:x", "--dataset", DATASET,
+     "--catalog", "dynamodb:yesterday"],
 ])
 def test_start_refuses_bad_arguments(argv):
     with pytest.raises(SystemExit) as caught:
         _args(*argv)
     assert caught.value.code == 2
+
+
+@pytest.mark.parametrize("catalog", ["dynamodb:latest", "dynamodb:2026-11-20.2", "s3://fmq-data-test/datasets/catalog.json"])
+def test_start_passes_a_catalog_file_or_table_snapshot(catalog):
+    assert _args("--state-machine", "arn:aws:states:us-east-1:123456789012:stateMachine:x", "--dataset", DATASET,
+                 "--catalog", catalog).catalog == catalog

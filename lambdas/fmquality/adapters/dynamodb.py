@@ -5,27 +5,50 @@
     item result     RUN#<run_id>        RESULT#<test_id>   -
     baseline        DATASET#<id>        BASELINE           -
     cached verdict  VERDICT#<hash>      VERDICT            -   (expires_at: TTL)
+    catalog load    CATALOG#<version>   LOAD               -   (claims the version: started_at, source)
+    catalog item    CATALOG#<version>   ITEM#<asin>        -   (item: the CatalogItem JSON, title_keys)
+    catalog meta    CATALOG#<version>   META               -   (item_count, loaded_at, source, snapshot_date)
+    latest catalog  CATALOG#LATEST      POINTER            -   (version)
 
-The three reads it serves: every result of a run (query pk, sk begins_with RESULT#), the runs of a
-dataset over time (query gsi1), the latest approved baseline of a dataset (get_item).
+The reads it serves: every result of a run (query pk, sk begins_with RESULT#), the runs of a
+dataset over time (query gsi1), the latest approved baseline of a dataset (get_item), the items of a
+catalog snapshot (query pk, sk begins_with ITEM#) and the current snapshot (get_item on the pointer).
+
+A catalog version is its snapshot date (``2026-11-23``); a second load with the same date gets the
+next free suffix (``2026-11-23.2``), claimed by a conditional put of its LOAD item, so a load never
+overwrites a snapshot a run may be reading. The items go first, then META, then the pointer: a
+version without META is a load that did not finish, and the pointer only ever names complete ones.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+import random
+import re
+import time
+from collections.abc import Callable, Sequence
+from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-from fmquality.models import EvaluationResult
+from fmquality.catalog_index import title_keys
+from fmquality.models import CatalogItem, EvaluationResult
 
 GSI1 = "gsi1"
 RUN_SK = "RUN"
 BASELINE_SK = "BASELINE"
 RESULT_PREFIX = "RESULT#"
 VERDICT_SK = "VERDICT"
+CATALOG_LOAD_SK = "LOAD"
+CATALOG_META_SK = "META"
+CATALOG_ITEM_PREFIX = "ITEM#"
+CATALOG_POINTER = ("CATALOG#LATEST", "POINTER")
+# The execution input's "catalog" may name a snapshot in this table: dynamodb:latest or dynamodb:<version>.
+CATALOG_REF_PREFIX = "dynamodb:"
+_CATALOG_VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}(?:\.[1-9]\d{0,2})?$")
+BATCH_WRITE_LIMIT = 25  # items per BatchWriteItem request
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
@@ -41,6 +64,22 @@ def dataset_pk(dataset_id: str) -> str:
 
 def verdict_pk(key_hash: str) -> str:
     return f"VERDICT#{key_hash}"
+
+
+def catalog_pk(version: str) -> str:
+    return f"CATALOG#{version}"
+
+
+def catalog_ref_version(ref: str) -> str:
+    """``dynamodb:latest`` -> "latest", ``dynamodb:2026-11-23.2`` -> "2026-11-23.2"; ValueError otherwise."""
+    version = ref[len(CATALOG_REF_PREFIX):] if ref.startswith(CATALOG_REF_PREFIX) else None
+    if version != "latest" and not (version and _CATALOG_VERSION.match(version)):
+        raise ValueError(f"expected dynamodb:latest or dynamodb:<version> (YYYY-MM-DD[.N]), got {ref!r}")
+    return version
+
+
+class CatalogLoadError(RuntimeError):
+    """A catalog load stopped before its META and pointer were written; the snapshot never became current."""
 
 
 def _now_iso() -> str:
@@ -262,6 +301,96 @@ class EvaluationTable:
         if expires_at and expires_at <= current:
             return None
         return item["payload"]["S"]
+
+    # ---------------------------------------------------------------------------------- catalog
+
+    def put_catalog(self, items: Sequence[CatalogItem], snapshot_date: date, source: str,
+                    sleep: Callable[[float], None] = time.sleep, max_attempts: int = 8) -> dict[str, Any]:
+        """Load a validated catalog as a new version (see the module docstring) and make it the latest.
+        Returns its META item. ASINs must be unique (one item per key). Raises CatalogLoadError when
+        BatchWriteItem leaves items unprocessed after ``max_attempts`` tries (backoff, full jitter)."""
+        if not items:
+            raise ValueError("refusing to load an empty catalog")
+        if len({i.asin for i in items}) != len(items):
+            raise ValueError("the catalog holds an ASIN more than once")
+        loaded_at = _now_iso()
+        version = self._claim_catalog_version(snapshot_date, source, loaded_at)
+        pk = catalog_pk(version)
+        requests = [{"PutRequest": {"Item": _marshal({
+            "pk": pk,
+            "sk": f"{CATALOG_ITEM_PREFIX}{item.asin}",
+            "asin": item.asin,
+            "item": item.model_dump_json(),
+            "title_keys": sorted(title_keys(item)),
+        })}} for item in items]
+        for start in range(0, len(requests), BATCH_WRITE_LIMIT):
+            self._batch_write(requests[start:start + BATCH_WRITE_LIMIT], version, sleep, max_attempts)
+        meta = {"pk": pk, "sk": CATALOG_META_SK, "version": version, "item_count": len(items),
+                "loaded_at": loaded_at, "source": source, "snapshot_date": snapshot_date.isoformat()}
+        self._ddb.put_item(TableName=self.table_name, Item=_marshal(meta))
+        pointer_pk, pointer_sk = CATALOG_POINTER
+        self._ddb.put_item(TableName=self.table_name, Item=_marshal(
+            {"pk": pointer_pk, "sk": pointer_sk, "version": version, "updated_at": _now_iso()}))
+        return meta
+
+    def _claim_catalog_version(self, snapshot_date: date, source: str, started_at: str) -> str:
+        """The snapshot date, or its first free ``.N`` suffix: a conditional put, so two loads never share one."""
+        for n in range(1, 1000):
+            version = snapshot_date.isoformat() + (f".{n}" if n > 1 else "")
+            try:
+                self._ddb.put_item(
+                    TableName=self.table_name,
+                    Item=_marshal({"pk": catalog_pk(version), "sk": CATALOG_LOAD_SK, "started_at": started_at,
+                                   "source": source}),
+                    ConditionExpression="attribute_not_exists(pk)",
+                )
+                return version
+            except self._ddb.exceptions.ConditionalCheckFailedException:
+                continue
+        raise CatalogLoadError(f"every version of {snapshot_date.isoformat()} is taken")
+
+    def _batch_write(self, requests: list[dict[str, Any]], version: str, sleep: Callable[[float], None],
+                     max_attempts: int) -> None:
+        pending = requests
+        for attempt in range(max_attempts):
+            response = self._ddb.batch_write_item(RequestItems={self.table_name: pending})
+            pending = response.get("UnprocessedItems", {}).get(self.table_name, [])
+            if not pending:
+                return
+            sleep(random.uniform(0, min(20.0, 0.05 * 2 ** attempt)))
+        raise CatalogLoadError(f"catalog version {version}: {len(pending)} item(s) still unprocessed after "
+                               f"{max_attempts} BatchWriteItem attempts")
+
+    def latest_catalog_version(self) -> str | None:
+        pk, sk = CATALOG_POINTER
+        response = self._ddb.get_item(TableName=self.table_name, Key=_marshal({"pk": pk, "sk": sk}),
+                                      ConsistentRead=True)
+        return response["Item"]["version"]["S"] if "Item" in response else None
+
+    def catalog_meta(self, version: str) -> dict[str, Any] | None:
+        """The META item of a complete load, or None (no such version, or its load did not finish)."""
+        response = self._ddb.get_item(TableName=self.table_name,
+                                      Key=_marshal({"pk": catalog_pk(version), "sk": CATALOG_META_SK}),
+                                      ConsistentRead=True)
+        return _unmarshal(response["Item"]) if "Item" in response else None
+
+    def catalog_items(self, version: str, page_size: int | None = None) -> list[CatalogItem]:
+        """Every item of a catalog version, in ASIN order, across as many query pages as it takes."""
+        kwargs: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": _marshal({":pk": catalog_pk(version), ":prefix": CATALOG_ITEM_PREFIX}),
+            "ProjectionExpression": "#item",
+            "ExpressionAttributeNames": {"#item": "item"},
+            # Strongly consistent, so the count matches META right after a load.
+            "ConsistentRead": True,
+        }
+        if page_size:
+            kwargs["PaginationConfig"] = {"PageSize": page_size}
+        out: list[CatalogItem] = []
+        for page in self._ddb.get_paginator("query").paginate(**kwargs):
+            out.extend(CatalogItem.model_validate_json(raw["item"]["S"]) for raw in page["Items"])
+        return out
 
 
 def json_attribute(value: Any) -> str:

@@ -25,18 +25,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "lambdas"))
-
-from bench.naive import NaiveEvaluator  # noqa: E402
-from bench.standin import BedrockStandin  # noqa: E402
-from fmquality.dataset import load_catalog, load_dataset  # noqa: E402
-from fmquality.evaluate import evaluate_cases  # noqa: E402
-from fmquality.judges.bedrock import BedrockJudge  # noqa: E402
-from fmquality.judges.cache import CachingJudge, LocalVerdictStore  # noqa: E402
-from fmquality.judges.concurrency import AimdController  # noqa: E402
-from fmquality.report import build_report  # noqa: E402
-from fmquality.rubric import load_rubric  # noqa: E402
+from bench import ROOT, shown, warm_up
+from bench.naive import NaiveEvaluator
+from bench.standin import BedrockStandin
+from fmquality.dataset import load_catalog, load_dataset
+from fmquality.evaluate import evaluate_cases
+from fmquality.judges.bedrock import BedrockJudge
+from fmquality.judges.cache import CachingJudge, LocalVerdictStore
+from fmquality.judges.concurrency import AimdController
+from fmquality.report import build_report
+from fmquality.rubric import load_rubric
 
 TARGETS = {
     "utilization_min": 0.9,
@@ -152,17 +150,6 @@ def run_naive(cases, rubric, standin: BedrockStandin, args, model_id: str, total
     }
 
 
-def warm_up(case, rubric) -> None:
-    """The first case's checks load lazy resources (romanization and segmentation tables, ~0.3 s):
-    done once before any timing, as in any long-lived process."""
-    from fmquality.dimensions import dimension_module
-    from fmquality.dimensions.base import plan_dimension
-    from fmquality.models import DIMENSIONS
-
-    for dimension in DIMENSIONS:
-        plan_dimension(dimension_module(dimension), case, rubric)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     rubric = load_rubric()
@@ -208,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])]),
         "workload": {
-            "dataset": str(Path(args.dataset).relative_to(ROOT)) if Path(args.dataset).is_relative_to(ROOT) else args.dataset,
+            "dataset": shown(args.dataset),
             "cases": len(cases),
             "judge_model_id": model_id,
             "latency_ms": args.latency_ms,

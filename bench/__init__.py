@@ -1,10 +1,11 @@
-"""Benchmark and test tooling for the judge: a local Bedrock runtime stand-in and the ``make bench`` workload."""
+"""Benchmark and test tooling: a local Bedrock runtime stand-in and the ``make bench`` workloads (judge
+throughput, catalog scale)."""
 
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# `python -m bench` runs without the Makefile's PYTHONPATH.
+# `python -m bench` and the catalog scenario's subprocesses run without the Makefile's PYTHONPATH.
 if str(ROOT / "lambdas") not in sys.path:
     sys.path.insert(0, str(ROOT / "lambdas"))
 

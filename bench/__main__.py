@@ -1,6 +1,7 @@
-"""`make bench` (`python -m bench`): judge throughput and cost against the local Bedrock stand-in.
+"""`make bench` (`python -m bench [judge] [catalog]`, both by default): judge throughput and cost
+against the local Bedrock stand-in, and the golden set against store-sized catalogs.
 
-The same workload (the golden dataset with its catalog) runs against ``bench.standin`` with a
+``judge``: the same workload (the golden dataset with its catalog) runs against ``bench.standin`` with a
 realistic latency (300 ms per call) and quota (20 requests per second, the bucket holding one
 second's worth), four ways:
 
@@ -11,7 +12,10 @@ second's worth), four ways:
   (c) naive              bench/naive.py: one call per sub-score (15 per case), one call at a time,
                          on a subset of the cases; its wall time is extrapolated to the whole set
 
-and writes bench/results.json. Not part of `make test`. See the README for the figures.
+``catalog``: bench/catalog_scale.py (the golden set against catalogs of 54, 5,000 and 50,000 products).
+
+Both write bench/results.json (the judge's figures at the top level, the catalog's under
+``catalog_scale``). Not part of `make test`. See the README for the figures.
 """
 
 from __future__ import annotations
@@ -25,18 +29,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "lambdas"))
-
-from bench.naive import NaiveEvaluator  # noqa: E402
-from bench.standin import BedrockStandin  # noqa: E402
-from fmquality.dataset import load_catalog, load_dataset  # noqa: E402
-from fmquality.evaluate import evaluate_cases  # noqa: E402
-from fmquality.judges.bedrock import BedrockJudge  # noqa: E402
-from fmquality.judges.cache import CachingJudge, LocalVerdictStore  # noqa: E402
-from fmquality.judges.concurrency import AimdController  # noqa: E402
-from fmquality.report import build_report  # noqa: E402
-from fmquality.rubric import load_rubric  # noqa: E402
+from bench import ROOT, catalog_scale, shown, warm_up
+from bench.naive import NaiveEvaluator
+from bench.standin import BedrockStandin
+from fmquality.dataset import load_catalog, load_dataset
+from fmquality.evaluate import evaluate_cases
+from fmquality.judges.bedrock import BedrockJudge
+from fmquality.judges.cache import CachingJudge, LocalVerdictStore
+from fmquality.judges.concurrency import AimdController
+from fmquality.report import build_report
+from fmquality.rubric import load_rubric
 
 TARGETS = {
     "utilization_min": 0.9,
@@ -47,8 +49,17 @@ TARGETS = {
 }
 
 
+SCENARIOS = ("judge", "catalog")
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in text.split(","))
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("scenarios", nargs="*", metavar="SCENARIO",
+                   help=f"what to run, of {', '.join(SCENARIOS)} (default: all)")
     p.add_argument("--dataset", default=str(ROOT / "datasets/mangaassist/golden.jsonl"))
     p.add_argument("--catalog", default=str(ROOT / "datasets/mangaassist/catalog.json"))
     p.add_argument("--latency-ms", type=float, default=300.0, help="stand-in latency per call (default 300)")
@@ -59,6 +70,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--naive-cases", type=int, default=20,
                    help="cases the naive evaluator runs (evenly spaced; 0 = all, about 12 minutes)")
     p.add_argument("--limit", type=int, default=0, help="use only the first N cases (quick runs)")
+    p.add_argument("--catalog-sizes", type=_sizes, default=catalog_scale.DEFAULT_SIZES, metavar="N,N,...",
+                   help="catalog scenario: products per catalog; the smallest is the shipped catalog "
+                        "(default 54,5000,50000)")
+    p.add_argument("--catalog-seed", type=int, default=catalog_scale.DEFAULT_SEED,
+                   help="catalog scenario: seed of the synthetic products")
+    p.add_argument("--catalog-repeats", type=int, default=3,
+                   help="catalog scenario: runs per size, each in a fresh process (default 3)")
     p.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
     return p
 
@@ -152,24 +170,12 @@ def run_naive(cases, rubric, standin: BedrockStandin, args, model_id: str, total
     }
 
 
-def warm_up(case, rubric) -> None:
-    """The first case's checks load lazy resources (romanization and segmentation tables, ~0.3 s):
-    done once before any timing, as in any long-lived process."""
-    from fmquality.dimensions import dimension_module
-    from fmquality.dimensions.base import plan_dimension
-    from fmquality.models import DIMENSIONS
-
-    for dimension in DIMENSIONS:
-        plan_dimension(dimension_module(dimension), case, rubric)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def judge_throughput(args) -> dict[str, Any]:
     rubric = load_rubric()
     loaded = load_dataset(args.dataset, load_catalog(args.catalog) if args.catalog else None)
     if loaded.errors:
         print(f"{len(loaded.errors)} invalid line(s) in {args.dataset}", file=sys.stderr)
-        return 2
+        raise SystemExit(2)
     cases = loaded.cases[: args.limit] if args.limit else loaded.cases
     model_id = rubric.judge.model_id
     latency = args.latency_ms / 1000.0
@@ -204,11 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     utilization = round(a["quota_bound_s"] / a["wall_s"], 3)
     speedup = round(naive["wall_s"] / a["wall_s"], 2)
     rerun_calls = results["per_dimension_cache_rerun"]["requests"]
-    out = {
-        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])]),
+    return {
         "workload": {
-            "dataset": str(Path(args.dataset).relative_to(ROOT)) if Path(args.dataset).is_relative_to(ROOT) else args.dataset,
+            "dataset": shown(args.dataset),
             "cases": len(cases),
             "judge_model_id": model_id,
             "latency_ms": args.latency_ms,
@@ -237,11 +241,31 @@ def main(argv: list[str] | None = None) -> int:
         },
         "bench_wall_s": round(time.perf_counter() - t0, 1),
     }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    unknown = set(args.scenarios) - set(SCENARIOS)
+    if unknown:
+        _parser().error(f"unknown scenario(s) {', '.join(sorted(unknown))}; choose from {', '.join(SCENARIOS)}")
+    scenarios = args.scenarios or SCENARIOS
+    out: dict[str, Any] = {
+        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])]),
+    }
+    met = True
+    if "judge" in scenarios:
+        out.update(judge_throughput(args))
+        print(json.dumps({k: out[k] for k in ("utilization", "speedup_vs_naive", "cache_rerun_calls", "targets")},
+                         indent=2))
+        met = all(out["targets"].values())
+    if "catalog" in scenarios:
+        out["catalog_scale"] = catalog_scale.run(args)
+        print(catalog_scale.format_summary(out["catalog_scale"]))
+        met = met and all(out["catalog_scale"]["targets"].values())
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps({k: out[k] for k in ("utilization", "speedup_vs_naive", "cache_rerun_calls", "targets")},
-                     indent=2))
     print(f"wrote {args.out}")
-    return 0 if all(out["targets"].values()) else 1
+    return 0 if met else 1
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ from bench.__main__ import main
 
 def test_bench_runs_all_modes_and_writes_results(tmp_path, capsys):
     out = tmp_path / "results.json"
-    main(["--limit", "4", "--naive-cases", "1", "--latency-ms", "0", "--rps", "1000", "--concurrency", "2",
-          "--out", str(out)])
+    main(["judge", "--limit", "4", "--naive-cases", "1", "--latency-ms", "0", "--rps", "1000",
+          "--concurrency", "2", "--out", str(out)])
     results = json.loads(out.read_text(encoding="utf-8"))
     modes = results["modes"]
     assert set(modes) == {"per_dimension", "per_dimension_cache_rerun", "combined", "naive"}

@@ -28,8 +28,11 @@ from fmquality.text import has_japanese, normalize
 if TYPE_CHECKING:
     from fmquality.models import TestCase
 
-_WORD_CHAR = re.compile(r"[0-9a-z\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f々ー]")
+_WORD_CHARS = r"0-9a-z\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f々ー"
+_WORD_CHAR = re.compile(f"[{_WORD_CHARS}]")
+_NON_WORD_RUN = re.compile(f"[^{_WORD_CHARS}]+")
 _LATIN = re.compile(r"[0-9a-z]")
+_ONE_CAPITALISED_WORD = re.compile(r"[A-Z][a-z]+")
 _KATAKANA_ONLY = re.compile(r"[\u30a0-\u30ffー]+")
 _KATAKANA = re.compile(r"[\u30a1-\u30faー]")
 
@@ -61,14 +64,18 @@ def compact(text: str) -> tuple[str, list[int]]:
     return "".join(out), positions
 
 
+@lru_cache(maxsize=262144)
 def key_of(name: str) -> str:
-    return compact(name)[0]
+    """``compact(name)[0]`` without the positions: one substitution instead of a loop per character,
+    and cached, since a store-sized index computes a dozen keys per product and the volumes of a
+    series share most of theirs."""
+    return _NON_WORD_RUN.sub(" ", normalize(name or "").replace("'", "")).strip(" ")
 
 
 def _long_enough(key: str) -> bool:
     # Two Japanese characters are a real name ("呪術"); a Latin name needs three letters ("Gyo").
     letters = key.replace(" ", "")
-    return len(letters) >= (2 if has_japanese(letters) else 3)
+    return len(letters) >= 3 or (len(letters) == 2 and has_japanese(letters))
 
 
 @lru_cache(maxsize=65536)
@@ -77,8 +84,9 @@ def _keys(asin: str, title: str, title_ja: str | None, title_romaji: str | None)
     for name in (title, title_ja, title_romaji):
         if not name:
             continue
-        stem = _EDITION_TAIL.sub("", name)
-        names |= {name, stem, _SERIES_CUT.split(stem)[0], _VOLUME_TAIL.sub("", stem)}
+        # The tail patterns can only match a name ending in a bracket or a volume; most names do not.
+        stem = _EDITION_TAIL.sub("", name) if name.rstrip().endswith((")", "）")) else name
+        names |= {name, stem, _SERIES_CUT.split(stem, maxsplit=1)[0], _VOLUME_TAIL.sub("", stem)}
     return frozenset(k for k in (key_of(n) for n in names) if _long_enough(k))
 
 
@@ -90,7 +98,7 @@ def title_keys(item: CatalogItem) -> frozenset[str]:
 
 def _needs_capital(name: str) -> bool:
     """One capitalised English word ("Monster", "Nana") is a title only when written capitalised."""
-    return bool(re.fullmatch(r"[A-Z][a-z]+", unicodedata.normalize("NFKC", name).strip()))
+    return bool(_ONE_CAPITALISED_WORD.fullmatch(unicodedata.normalize("NFKC", name).strip()))
 
 
 @dataclass(frozen=True)
@@ -107,12 +115,18 @@ class CatalogIndex:
 
     def __init__(self, items: Iterable[CatalogItem]) -> None:
         self.items: dict[str, CatalogItem] = {}
-        owners: dict[str, set[str]] = {}
+        # A list per key, not a set: a store has one owner for most keys, and fewer containers
+        # keep the garbage collector's passes over a 50,000-item build short.
+        owners: dict[str, list[str]] = {}
         self._capital_only: set[str] = set()
         for item in items:
             self.items.setdefault(item.asin, item)
             for key in title_keys(item):
-                owners.setdefault(key, set()).add(item.asin)
+                asins = owners.get(key)
+                if asins is None:
+                    owners[key] = [item.asin]
+                elif item.asin not in asins:
+                    asins.append(item.asin)
             for name in (item.title, item.title_romaji):
                 if name and _needs_capital(name):
                     self._capital_only.add(key_of(name))

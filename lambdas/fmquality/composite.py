@@ -98,6 +98,8 @@ def combine(
         tags=list(case.tags),
         label=case.label.model_dump(exclude_none=True) if case.label else None,
         catalog_asins=[item.asin for item in case.catalog],
+        query=case.query,
+        response=case.response,
     )
 
 
@@ -107,12 +109,14 @@ def error_result(case_or_id: TestCase | dict, rubric: "Rubric", error: str, run_
         test_id, intent, locale, tags = (case_or_id.test_id, case_or_id.intent.value, case_or_id.locale,
                                          list(case_or_id.tags))
         label = case_or_id.label.model_dump(exclude_none=True) if case_or_id.label else None
+        query, response = case_or_id.query, case_or_id.response
     else:
         test_id = str(case_or_id.get("test_id", "<unknown>"))
         intent = str(case_or_id.get("intent", "unknown"))
         locale = str(case_or_id.get("locale", "en-US"))
         tags = list(case_or_id.get("tags") or [])
         label = case_or_id.get("label")
+        query, response = case_or_id.get("query"), case_or_id.get("response")
     threshold = rubric.threshold_for(intent) if intent in rubric.intents else 1.0
     return EvaluationResult(
         run_id=run_id,
@@ -127,5 +131,7 @@ def error_result(case_or_id: TestCase | dict, rubric: "Rubric", error: str, run_
         rubric_version=rubric.version,
         tags=tags,
         label=label,
+        query=query if isinstance(query, str) else None,
+        response=response if isinstance(response, str) else None,
         error=error,
     )

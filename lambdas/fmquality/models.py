@@ -245,11 +245,41 @@ class DimensionScore(BaseModel):
         return self
 
 
+Arm = Literal["candidate", "control"]
+ARMS: tuple[str, ...] = ("candidate", "control")
+
+
+class GenerationUsage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class Generation(BaseModel):
+    """How the answer of one case was obtained from a target (``recorded``: the dataset line's own).
+
+    ``response`` is exactly what the target returned; None (with ``error``) when generation failed
+    after its retries, and such an item is an error record, never scored."""
+
+    target_id: str
+    target_kind: str
+    target_version: str | None = None
+    response: str | None = None
+    latency_ms: float | None = None
+    usage: GenerationUsage = Field(default_factory=GenerationUsage)
+    cost_usd: float | None = None
+    citations: list[Any] = Field(default_factory=list)
+    tool_calls: list[Any] = Field(default_factory=list)
+    attempts: int = 1
+    error: str | None = None
+
+
 class EvaluationResult(BaseModel):
-    """The result of one test case: the ``results.jsonl`` line."""
+    """The result of one test case: the ``results.jsonl`` line (``control_results.jsonl`` for the
+    control arm of a paired run)."""
 
     run_id: str | None = None
     test_id: str
+    arm: Arm = "candidate"
     intent: str
     locale: str
     status: ResultStatus
@@ -267,6 +297,10 @@ class EvaluationResult(BaseModel):
     # The catalog entries the case was scored with (its own snapshot and the products in play), so a
     # reviewer sees what the checks and the judge were given.
     catalog_asins: list[str] = Field(default_factory=list)
+    # What was said: the shopper's last query and the answer that was scored (None: no answer).
+    query: str | None = None
+    response: str | None = None
+    generation: Generation | None = None
     error: str | None = None
 
 
@@ -319,6 +353,45 @@ class Calibration(BaseModel):
     kappa_by_locale: dict[str, Kappa] = Field(default_factory=dict)
 
 
+class PairedInterval(BaseModel):
+    """Candidate minus control over the cases of one subset that both arms scored: the mean of the
+    per-case composite differences with its percentile-bootstrap interval."""
+
+    subset: str  # "overall", "intent:faq", "locale:ja-JP", "tag:policy"
+    n: int
+    candidate_mean: float
+    control_mean: float
+    mean_difference: float
+    ci_low: float
+    ci_high: float
+    allowed_drop: float
+    regressed: bool  # the whole interval lies below -allowed_drop
+
+
+class PairedItem(BaseModel):
+    test_id: str
+    intent: str
+    locale: str
+    candidate_score: float | None
+    control_score: float | None
+    difference: float | None  # None when either arm has no composite
+    candidate_passed: bool
+    control_passed: bool
+
+
+class PairedComparison(BaseModel):
+    confidence: float
+    resamples: int
+    seed: int
+    pairs: int  # cases with a composite in both arms
+    unpaired: list[str] = Field(default_factory=list)  # test ids missing a composite in an arm
+    control_pass_rate: float
+    control_mean_composite: float | None
+    overall: PairedInterval | None
+    subsets: list[PairedInterval] = Field(default_factory=list)
+    items: list[PairedItem] = Field(default_factory=list)
+
+
 class GateResult(BaseModel):
     passed: bool
     reasons: list[str] = Field(default_factory=list)
@@ -353,4 +426,9 @@ class RunReport(BaseModel):
     judge_usage: RunJudgeUsage = Field(default_factory=RunJudgeUsage)
     failing_items: list[dict[str, Any]] = Field(default_factory=list)
     calibration: Calibration | None = None
+    # The targets that answered (their spec, id and version); None for the candidate means recorded.
+    target: dict[str, Any] | None = None
+    control_target: dict[str, Any] | None = None
+    paired: PairedComparison | None = None
+    generation_summary: dict[str, Any] | None = None
     execution: dict[str, Any] | None = None

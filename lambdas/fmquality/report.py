@@ -131,9 +131,16 @@ def build_report(
     started_at: str | None = None,
     finished_at: str | None = None,
     judge_model_id: str | None = None,
+    control_results: list[EvaluationResult] | None = None,
+    target: dict | None = None,
+    control_target: dict | None = None,
 ) -> RunReport:
     """``judge_model_id`` prices the judge's tokens; without it the model comes from the judge label
-    ("bedrock:<model id>", or the rubric's model for plain "bedrock")."""
+    ("bedrock:<model id>", or the rubric's model for plain "bedrock").
+
+    ``results`` are the candidate's; ``control_results`` (a paired run) the control's answers to the
+    same cases. ``target`` and ``control_target`` describe what answered (``TargetSpec.describe()``
+    plus id and version)."""
     results = sorted(results, key=lambda r: r.test_id)
     passed = sum(1 for r in results if r.passed)
     unscored = sum(1 for r in results if r.status != "scored")
@@ -187,7 +194,8 @@ def build_report(
     )
     flags = compare_with_baseline(report, baseline, rubric) if baseline else []
     gate = evaluate_gate(results, intent_breakdown, flags, rubric)
-    return report.model_copy(update={"regression_flags": flags, "gate": gate})
+    return report.model_copy(update={"regression_flags": flags, "gate": gate, "target": target,
+                                     "control_target": control_target})
 
 
 def gate_summary(report: RunReport) -> str:

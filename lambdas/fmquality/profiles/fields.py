@@ -1,0 +1,135 @@
+"""Test-case fields of the research-agent and tool-use profiles (issue 11, DESIGN section 4).
+
+Until they become ``TestCase`` fields they arrive in ``TestCase.metadata`` (unknown fields are kept
+there); ``parse_profile_fields`` validates them with the same ``file:line: field: reason`` errors as
+``dataset.parse_lines``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from fmquality.dataset import LineError
+
+Complexity = Literal["simple", "medium", "complex"]
+SourceKind = Literal["web", "kb", "paper", "tool", "other"]
+
+
+class Citation(BaseModel):
+    """A citation in the answer: the sentence (or span) it is attached to and the source it names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source_id: str = Field(min_length=1)
+    sentence: str = Field(min_length=1)
+    quote: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _span_is_sentence(cls, data: Any) -> Any:
+        # "span" is accepted as a synonym of "sentence" (a citation may cover part of a sentence).
+        if isinstance(data, dict) and "span" in data and "sentence" not in data:
+            data = {**data, "sentence": data["span"]}
+            data.pop("span")
+        return data
+
+
+class Source(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    kind: SourceKind
+    url: str | None = None
+    text: str | None = None
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result: Any = None
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error)
+
+
+class ExpectedTool(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    # Subset match: every argument given here must be in the call with the same (normalised) value.
+    arguments: dict[str, Any] | None = None
+
+
+class ToolExpectation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    expected_tools: list[ExpectedTool] = Field(default_factory=list)
+    forbidden_tools: list[str] = Field(default_factory=list)
+
+
+class ProfileFields(BaseModel):
+    """The profile-specific fields of one case; absent lists are empty, an absent expectation None."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    citations: list[Citation] = Field(default_factory=list)
+    sources: list[Source] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_expectation: ToolExpectation | None = None
+    required_keywords: list[str] = Field(default_factory=list)
+    required_facts: list[str] = Field(default_factory=list)
+    complexity: Complexity | None = None
+
+    @field_validator("required_keywords", "required_facts")
+    @classmethod
+    def _no_blank(cls, value: list[str]) -> list[str]:
+        if any(not v.strip() for v in value):
+            raise ValueError("entries must not be blank")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_source_ids(self) -> "ProfileFields":
+        ids = [s.id for s in self.sources]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"sources: duplicate id(s) {dupes}")
+        return self
+
+
+FIELD_NAMES: tuple[str, ...] = tuple(f for f in ProfileFields.model_fields if f != "tool_expectation")
+EXPECTATION_KEYS: tuple[str, ...] = tuple(ToolExpectation.model_fields)
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
+    return out or "<line>"
+
+
+def parse_profile_fields(case_metadata: dict[str, Any], source: str, line: int) -> tuple[ProfileFields | None, list[LineError]]:
+    """Validate the profile fields found in a case's ``metadata``. Returns the fields (None when any
+    is invalid) and one ``LineError`` per problem, naming the file, the line and the field path
+    (``tool_calls[1].arguments``)."""
+    data = {k: v for k, v in case_metadata.items() if k in FIELD_NAMES}
+    # On a dataset line the expectation is two top-level lists, like expected_facts.
+    if "expected_tools" in case_metadata or "forbidden_tools" in case_metadata:
+        data["tool_expectation"] = {k: case_metadata[k] for k in EXPECTATION_KEYS if k in case_metadata}
+    try:
+        return ProfileFields.model_validate(data), []
+    except ValidationError as exc:
+        errors = []
+        for err in exc.errors():
+            reason = err["msg"]
+            if err["type"] in ("literal_error", "enum"):
+                reason = f"{reason} (got {err.get('input')!r})"
+            loc = err["loc"][1:] if err["loc"][:1] == ("tool_expectation",) and len(err["loc"]) > 1 else err["loc"]
+            errors.append(LineError(file=source, line=line, field=_field_path(loc), reason=reason))
+        return None, errors

@@ -157,7 +157,7 @@ class Profile(BaseModel):
                 return band.grade
         return self.grades[-1].grade
 
-    def composite(self, values: dict[str, float | None], category: str) -> float | None:
+    def weighted_mean(self, values: dict[str, float | None], category: str) -> float | None:
         """Weighted mean over the dimensions with a value (None: not applicable or not scored),
         weights renormalised; None when no dimension has a value."""
         weights = self.weights_for(category)

@@ -35,7 +35,7 @@ MISSING_BELOW = 0.25  # as in research_agent: under a quarter of a fact found is
 # prefixes, HTTP 5xx status lines, JSON error objects, errno-style codes.
 LEAK_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("python traceback", re.compile(r"Traceback \(most recent call last\)")),
-    ("stack frame", re.compile(r"^\s*(?:at\s+[\w$.<>]+\([\w.]*:\d+\)|File \"[^\"]+\", line \d+)", re.M)),
+    ("stack frame", re.compile(r"\bat\s+[\w$.<>]+\([\w.]*:\d+\)|\bFile \"[^\"]+\", line \d+")),
     ("exception name", re.compile(r"\b[A-Z]\w*(?:Exception|Error)\b(?::|\s*\()")),
     ("error prefix", re.compile(r"(?:^|\s)(?:Error|Exception|FATAL|panic):\s", re.M)),
     ("HTTP 5xx", re.compile(r"\b(?:HTTP(?:/\d(?:\.\d)?)?\s*5\d\d\b|5\d\d\s+(?:Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out|Server Error))", re.I)),

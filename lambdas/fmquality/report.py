@@ -34,7 +34,7 @@ MAX_FAILING_ITEMS_IN_REPORT = 200
 MAX_TEXT_IN_REPORT = 600
 
 
-def _clip(text: str | None, limit: int = MAX_TEXT_IN_REPORT) -> str | None:
+def clip_text(text: str | None, limit: int = MAX_TEXT_IN_REPORT) -> str | None:
     if text is None or len(text) <= limit:
         return text
     return text[: limit - 1].rstrip() + "…"
@@ -244,10 +244,10 @@ def _failing_items(results: list[EvaluationResult],
             continue
         item = {"test_id": r.test_id, "intent": r.intent, "locale": r.locale, "status": r.status,
                 "composite_score": r.composite_score, "threshold": r.threshold, "reasons": r.failure_reasons,
-                "query": _clip(r.query), "response": _clip(r.response)}
+                "query": clip_text(r.query), "response": clip_text(r.response)}
         if control is not None:
             other = control.get(r.test_id)
-            item["control_response"] = _clip(other.response) if other is not None else None
+            item["control_response"] = clip_text(other.response) if other is not None else None
             item["control_score"] = other.composite_score if other is not None else None
         items.append(item)
         if len(items) == MAX_FAILING_ITEMS_IN_REPORT:

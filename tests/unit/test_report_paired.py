@@ -106,3 +106,21 @@ def test_an_unpaired_run_has_no_control_fields():
     assert report.paired is None
     assert report.failing_items and all("control_response" not in x for x in report.failing_items)
     assert report.failing_items[0]["query"].startswith("question")
+
+
+def test_a_paired_run_publishes_the_mean_difference_and_the_interval_low_end():
+    from datetime import datetime, timezone
+
+    from fmquality.adapters.cloudwatch import run_metric_data
+
+    candidate = _arm("candidate", shift=lambda intent: -0.06 if intent == "faq" else 0.0)
+    report = _report(candidate, _arm("control"))
+    data = run_metric_data(report, candidate, RUBRIC.gate.min_pass_rate, datetime(2025, 1, 1, tzinfo=timezone.utc))
+    paired = {(d["MetricName"], (d.get("Dimensions") or [{}])[0].get("Value")): d["Value"]
+              for d in data if d["MetricName"].startswith("Paired")}
+    assert paired[("PairedMeanDifference", None)] == report.paired.overall.mean_difference
+    assert paired[("PairedCiLow", None)] == report.paired.overall.ci_low
+    assert paired[("PairedMeanDifference", "faq")] == -0.06
+    assert {intent for _, intent in paired} == {None, *INTENTS}
+    unpaired = run_metric_data(_report(candidate), candidate, RUBRIC.gate.min_pass_rate)
+    assert not any(d["MetricName"].startswith("Paired") for d in unpaired)

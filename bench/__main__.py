@@ -14,8 +14,12 @@ second's worth), four ways:
 
 ``catalog``: bench/catalog_scale.py (the golden set against catalogs of 54, 5,000 and 50,000 products).
 
-Both write bench/results.json (the judge's figures at the top level, the catalog's under
-``catalog_scale``). Not part of `make test`. See the README for the figures.
+``aa``: bench/aa.py, the A/A test of the paired gate: candidate and control are the same recorded
+answers, reworded per repetition and arm; the share of runs a paired rule fails is its false-positive
+rate.
+
+All write bench/results.json (the judge's figures at the top level, the catalog's under
+``catalog_scale``, the A/A test's under ``aa``). Not part of `make test`. See the README for the figures.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT, catalog_scale, shown, warm_up
+from bench import ROOT, aa, catalog_scale, shown, warm_up
 from bench.naive import NaiveEvaluator
 from bench.standin import BedrockStandin
 from fmquality.dataset import load_catalog, load_dataset
@@ -49,7 +53,7 @@ TARGETS = {
 }
 
 
-SCENARIOS = ("judge", "catalog")
+SCENARIOS = ("judge", "catalog", "aa")
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -77,6 +81,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="catalog scenario: seed of the synthetic products")
     p.add_argument("--catalog-repeats", type=int, default=3,
                    help="catalog scenario: runs per size, each in a fresh process (default 3)")
+    p.add_argument("--aa-repetitions", type=int, default=aa.DEFAULT_REPETITIONS,
+                   help=f"aa scenario: A/A runs (default {aa.DEFAULT_REPETITIONS}; the target needs at least "
+                        f"{aa.TARGETS['repetitions_min']})")
+    p.add_argument("--aa-seed", type=int, default=aa.DEFAULT_SEED, help="aa scenario: seed of the rewording")
     p.add_argument("--out", default=str(ROOT / "bench" / "results.json"))
     return p
 
@@ -263,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         out["catalog_scale"] = catalog_scale.run(args)
         print(catalog_scale.format_summary(out["catalog_scale"]))
         met = met and all(out["catalog_scale"]["targets"].values())
+    if "aa" in scenarios:
+        out["aa"] = aa.run(args)
+        print(aa.format_summary(out["aa"]))
+        met = met and all(out["aa"]["targets"].values())
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
     return 0 if met else 1

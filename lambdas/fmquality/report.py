@@ -15,12 +15,14 @@ from fmquality.models import (
     EvaluationResult,
     GateResult,
     JudgeUsage,
+    PairedComparison,
     RegressionFlag,
     RunJudgeUsage,
     RunReport,
 )
 
 from fmquality.calibration import calibrate
+from fmquality.paired import compare_arms, describe_interval, regressed_intervals
 from fmquality.judges.pricing import judge_model_id as judge_model_id_from_label
 from fmquality.judges.pricing import usd_estimate
 
@@ -28,6 +30,14 @@ if TYPE_CHECKING:
     from fmquality.rubric import Rubric
 
 MAX_FAILING_ITEMS_IN_REPORT = 200
+# report.json shows this much of a query or an answer; results.jsonl keeps the full text.
+MAX_TEXT_IN_REPORT = 600
+
+
+def clip_text(text: str | None, limit: int = MAX_TEXT_IN_REPORT) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -85,8 +95,15 @@ def evaluate_gate(
     intent_breakdown: dict[str, Breakdown],
     flags: list[RegressionFlag],
     rubric: "Rubric",
+    *,
+    paired: PairedComparison | None = None,
+    control_results: list[EvaluationResult] | None = None,
 ) -> GateResult:
-    """Every rule broken is listed; the gate passes only when none is."""
+    """Every rule broken is listed; the gate passes only when none is.
+
+    In a paired run (``control_results`` given) the paired intervals replace the baseline mean-drop
+    rules (``flags`` is then empty); the item rules apply to the candidate arm, and a control arm
+    with too many unscored or error items fails the run closed: it cannot vouch for anything."""
     rules = rubric.gate
     reasons: list[str] = []
     total = len(results)
@@ -114,6 +131,21 @@ def evaluate_gate(
     for flag in flags:
         reasons.append(f"{flag.subset} mean fell {flag.drop:.3f} below the baseline "
                        f"({flag.baseline_mean:.3f} -> {flag.candidate_mean:.3f}; allowed {flag.allowed_drop:.3f})")
+    if control_results is not None:
+        control_total = len(control_results)
+        control_unscored = sum(1 for r in control_results if r.status != "scored")
+        if control_total == 0:
+            reasons.append("the control arm has no result: failing closed")
+        elif control_unscored / control_total > rules.max_unscored_rate:
+            reasons.append(f"control arm: {control_unscored}/{control_total} items unscored or in error "
+                           f"({control_unscored / control_total:.1%}) above the {rules.max_unscored_rate:.0%} "
+                           f"limit: failing closed")
+    if paired is not None:
+        if paired.overall is None:
+            reasons.append(f"only {paired.pairs} case(s) scored in both arms, fewer than the "
+                           f"{rubric.gate.paired.min_pairs} a paired comparison needs: failing closed")
+        for interval in regressed_intervals(paired):
+            reasons.append(describe_interval(interval, paired.confidence))
     return GateResult(passed=not reasons, reasons=reasons)
 
 
@@ -185,17 +217,42 @@ def build_report(
         gate=GateResult(passed=False),
         judge_usage=run_usage,
         baseline_run_id=baseline.run_id if baseline else None,
-        failing_items=[
-            {"test_id": r.test_id, "intent": r.intent, "locale": r.locale, "status": r.status,
-             "composite_score": r.composite_score, "threshold": r.threshold, "reasons": r.failure_reasons}
-            for r in results if not r.passed
-        ][:MAX_FAILING_ITEMS_IN_REPORT],
+        failing_items=_failing_items(results, control_results),
         calibration=calibrate(results),
     )
-    flags = compare_with_baseline(report, baseline, rubric) if baseline else []
-    gate = evaluate_gate(results, intent_breakdown, flags, rubric)
+    paired = None
+    if control_results is not None:
+        # A control answered the same cases in this run: a better reference than a stored baseline
+        # (same cases, same judge, same day), so its intervals replace the baseline mean-drop rules.
+        paired = compare_arms(results, control_results, rubric)
+        flags: list[RegressionFlag] = []
+    else:
+        flags = compare_with_baseline(report, baseline, rubric) if baseline else []
+    gate = evaluate_gate(results, intent_breakdown, flags, rubric, paired=paired, control_results=control_results)
     return report.model_copy(update={"regression_flags": flags, "gate": gate, "target": target,
-                                     "control_target": control_target})
+                                     "control_target": control_target, "paired": paired})
+
+
+def _failing_items(results: list[EvaluationResult],
+                   control_results: list[EvaluationResult] | None) -> list[dict]:
+    """The candidate's failing items with what was asked and answered (and, paired, the control's
+    answer to the same case), clipped so report.json stays small."""
+    control = {r.test_id: r for r in control_results} if control_results is not None else None
+    items = []
+    for r in results:
+        if r.passed:
+            continue
+        item = {"test_id": r.test_id, "intent": r.intent, "locale": r.locale, "status": r.status,
+                "composite_score": r.composite_score, "threshold": r.threshold, "reasons": r.failure_reasons,
+                "query": clip_text(r.query), "response": clip_text(r.response)}
+        if control is not None:
+            other = control.get(r.test_id)
+            item["control_response"] = clip_text(other.response) if other is not None else None
+            item["control_score"] = other.composite_score if other is not None else None
+        items.append(item)
+        if len(items) == MAX_FAILING_ITEMS_IN_REPORT:
+            break
+    return items
 
 
 def gate_summary(report: RunReport) -> str:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import html
+
 from jinja2 import DictLoader, Environment, select_autoescape
 
 from fmquality.calibration import SUMMARY_COLUMNS, CalibrationReport, kappa_subsets, summary_rows
-from fmquality.models import DIMENSIONS, EvaluationResult, RunReport
+from fmquality.models import DIMENSIONS, EvaluationResult, PairedComparison, PairedInterval, RunReport
+from fmquality.report import MAX_TEXT_IN_REPORT, clip_text
 
 # Every page shares the frame (style and layout); the calibration section appears in the run's
 # report and in `fmquality calibrate`'s page.
@@ -21,6 +24,8 @@ _TEMPLATES = {
  .num{text-align:right;font-variant-numeric:tabular-nums} .grid{display:grid;grid-template-columns:1fr 1fr;gap:1.5rem}
  ul.reasons{margin:.2rem 0;padding-left:1.1rem} .kpi{display:flex;gap:1.5rem;margin:1rem 0} .kpi div{background:#f6f8fa;padding:.6rem 1rem;border-radius:.4rem}
  .kpi b{display:block;font-size:1.4rem}
+ .said{white-space:pre-wrap;margin:.15rem 0 .4rem;padding:.3rem .5rem;background:#f6f8fa;border-radius:.3rem;font-size:13px}
+ .said.control{background:#eef4fb} .lbl{font-size:12px;color:#57606a;font-weight:600}
 </style></head><body>
 {% block body %}{% endblock %}
 </body></html>
@@ -48,9 +53,19 @@ _TEMPLATES = {
 <h2>By locale</h2><table><tr><th>locale</th><th class="num">cases</th><th class="num">pass rate</th><th class="num">mean composite</th></tr>
 {% for name, b in r.locale_breakdown.items() %}<tr><td>{{ name }}</td><td class="num">{{ b.total }}</td><td class="num">{{ '%.2f'|format(b.pass_rate) }}</td><td class="num">{{ '%.3f'|format(b.avg_score) if b.avg_score is not none else '–' }}</td></tr>{% endfor %}</table>
 {% if r.calibration %}{% with cal = r.calibration %}{% include "calibration_section.html" %}{% endwith %}{% endif %}
+{% if r.paired %}{% with p = r.paired %}<h2>Candidate against control (paired)</h2>
+<p class="muted">{{ p.pairs }} case(s) scored in both arms{% if p.unpaired %}, {{ p.unpaired|length }} unpaired ({{ p.unpaired[:10]|join(', ') }}{% if p.unpaired|length > 10 %} …{% endif %}){% endif %} ·
+control pass rate {{ '%.2f'|format(p.control_pass_rate) }}{% if p.control_mean_composite is not none %}, mean composite {{ '%.3f'|format(p.control_mean_composite) }}{% endif %} ·
+mean of candidate − control with its {{ '%.0f'|format(p.confidence*100) }}% bootstrap interval ({{ p.resamples }} resamples, seed {{ p.seed }});
+a subset regresses when its whole interval lies left of its allowed drop (red tick).</p>
+{{ paired_chart|safe }}
+<h3>Per-case differences, worst first</h3>{{ difference_strip|safe }}
+{% endwith %}{% endif %}
 <h2>Failing items ({{ failing|length }})</h2>
-<table><tr><th>test</th><th>intent</th><th>locale</th><th class="num">score</th><th class="num">threshold</th><th>reasons</th></tr>
-{% for x in failing %}<tr><td>{{ x.test_id }}</td><td>{{ x.intent }}</td><td>{{ x.locale }}</td><td class="num">{{ '%.3f'|format(x.composite_score) if x.composite_score is not none else x.status }}</td><td class="num">{{ '%.2f'|format(x.threshold) }}</td><td><ul class="reasons">{% for why in x.failure_reasons %}<li>{{ why }}</li>{% endfor %}</ul></td></tr>{% endfor %}
+<table><tr><th>test</th><th>intent</th><th>locale</th><th class="num">score</th><th class="num">threshold</th><th>what was said</th><th>reasons</th></tr>
+{% for x in failing %}<tr><td>{{ x.test_id }}</td><td>{{ x.intent }}</td><td>{{ x.locale }}</td><td class="num">{{ '%.3f'|format(x.composite_score) if x.composite_score is not none else x.status }}</td><td class="num">{{ '%.2f'|format(x.threshold) }}</td>
+<td>{% if x.query is not none %}<div class="lbl">query</div><div class="said">{{ clip(x.query) }}</div>{% endif %}<div class="lbl">answer</div><div class="said">{{ clip(x.response) if x.response is not none else '(no answer)' }}</div>{% if paired_run %}<div class="lbl">control's answer{% if control_scores.get(x.test_id) is not none %} ({{ '%.3f'|format(control_scores[x.test_id]) }}){% endif %}</div><div class="said control">{{ clip(control_answers[x.test_id]) if control_answers.get(x.test_id) is not none else '(no answer)' }}</div>{% endif %}</td>
+<td><ul class="reasons">{% for why in x.failure_reasons %}<li>{{ why }}</li>{% endfor %}</ul></td></tr>{% endfor %}
 </table>
 {% endblock %}
 """,
@@ -108,14 +123,109 @@ def _esc(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def render_html(report: RunReport, results: list[EvaluationResult], rubric_min_pass_rate: float = 0.9) -> str:
+def paired_chart_svg(paired: PairedComparison, width: int = 900) -> str:
+    """One row per subset (overall first): its bootstrap interval as a horizontal bar, the mean as a
+    dot, against zero (solid line) and the subset's allowed drop (red tick). Regressed rows are
+    highlighted."""
+    rows: list[PairedInterval] = ([paired.overall] if paired.overall else []) + list(paired.subsets)
+    if not rows:
+        return '<p class="muted">Too few pairs for an interval.</p>'
+    row, label_w, text_w, pad = 22, 190, 230, 8
+    plot_w = width - label_w - text_w
+    low = min(min(i.ci_low for i in rows), min(-i.allowed_drop for i in rows), 0.0)
+    high = max(max(i.ci_high for i in rows), 0.0)
+    span = (high - low) or 0.01
+    low, high = low - span * 0.05, high + span * 0.05
+
+    def x(value: float) -> float:
+        return label_w + (value - low) / (high - low) * plot_w
+
+    height = pad * 2 + row * len(rows) + 16
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+             f'aria-label="paired differences by subset">']
+    for i, interval in enumerate(rows):
+        y = pad + i * row
+        if interval.regressed:
+            parts.append(f'<rect x="0" y="{y}" width="{width}" height="{row}" fill="#ffebe9" '
+                         f'data-subset="{html.escape(interval.subset, quote=True)}" class="regressed"/>')
+        colour = "#cf222e" if interval.regressed else "#0969da"
+        parts.append(f'<text x="{label_w - 8}" y="{y + 15}" text-anchor="end" font-size="12">'
+                     f'{_esc(interval.subset)} (n={interval.n})</text>')
+        parts.append(f'<rect x="{x(interval.ci_low):.1f}" y="{y + 7}" '
+                     f'width="{max(1.0, x(interval.ci_high) - x(interval.ci_low)):.1f}" height="{row - 14}" '
+                     f'fill="{colour}" opacity="0.55"/>')
+        parts.append(f'<circle cx="{x(interval.mean_difference):.1f}" cy="{y + row / 2}" r="3.5" fill="{colour}"/>')
+        tick = x(-interval.allowed_drop)
+        parts.append(f'<line x1="{tick:.1f}" y1="{y + 3}" x2="{tick:.1f}" y2="{y + row - 3}" stroke="#cf222e" '
+                     f'stroke-width="1.5" stroke-dasharray="3 2"/>')
+        parts.append(f'<text x="{label_w + plot_w + 8}" y="{y + 15}" font-size="12">'
+                     f'{interval.mean_difference:+.3f} [{interval.ci_low:+.3f}, {interval.ci_high:+.3f}]'
+                     f'{" regressed" if interval.regressed else ""}</text>')
+    zero = x(0.0)
+    bottom = pad + row * len(rows)
+    parts.append(f'<line x1="{zero:.1f}" y1="{pad}" x2="{zero:.1f}" y2="{bottom}" stroke="#1b1f24"/>')
+    for value in (low, 0.0, high):
+        parts.append(f'<text x="{x(value):.1f}" y="{bottom + 13}" text-anchor="middle" font-size="11" '
+                     f'fill="#57606a">{value:+.3f}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def difference_strip_svg(paired: PairedComparison, width: int = 900, height: int = 120) -> str:
+    """The per-case differences sorted ascending, one bar each from zero (red below, green above)."""
+    values = [i.difference for i in paired.items if i.difference is not None]
+    if not values:
+        return '<p class="muted">No case scored in both arms.</p>'
+    extent = max(abs(v) for v in values) or 0.01
+    pad, axis_w = 6, 50
+    plot_w, mid = width - axis_w - pad, height / 2
+    step = plot_w / len(values)
+    scale = (height / 2 - pad) / extent
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+             f'aria-label="per-case differences">']
+    for k, value in enumerate(values):
+        if value == 0:
+            continue
+        h = abs(value) * scale
+        y = mid - h if value > 0 else mid
+        colour = "#1a7f37" if value > 0 else "#cf222e"
+        parts.append(f'<rect x="{axis_w + k * step:.2f}" y="{y:.1f}" width="{max(step - 0.5, 0.5):.2f}" '
+                     f'height="{max(h, 0.5):.1f}" fill="{colour}"/>')
+    parts.append(f'<line x1="{axis_w}" y1="{mid}" x2="{width - pad}" y2="{mid}" stroke="#1b1f24"/>')
+    parts.append(f'<text x="{axis_w - 4}" y="{pad + 9}" text-anchor="end" font-size="11" fill="#57606a">+{extent:.2f}</text>')
+    parts.append(f'<text x="{axis_w - 4}" y="{mid + 4}" text-anchor="end" font-size="11" fill="#57606a">0</text>')
+    parts.append(f'<text x="{axis_w - 4}" y="{height - pad}" text-anchor="end" font-size="11" fill="#57606a">−{extent:.2f}</text>')
+    zeros = sum(1 for v in values if v == 0)
+    parts.append(f'<text x="{width - pad}" y="{height - pad}" text-anchor="end" font-size="11" fill="#57606a">'
+                 f'{len(values)} pairs, {zeros} unchanged</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def render_html(report: RunReport, results: list[EvaluationResult], rubric_min_pass_rate: float = 0.9,
+                control_results: list[EvaluationResult] | None = None) -> str:
+    """``control_results`` (a paired run) gives the control's answer beside each failing item; without
+    it the answer comes from report.json's failing items (clipped there)."""
     failing = sorted((r for r in results if not r.passed), key=lambda r: (r.intent, r.test_id))
+    paired_run = report.paired is not None or control_results is not None
+    if control_results is not None:
+        control_answers = {r.test_id: r.response for r in control_results}
+        control_scores = {r.test_id: r.composite_score for r in control_results}
+    else:
+        control_answers = {x["test_id"]: x.get("control_response") for x in report.failing_items}
+        control_scores = {x["test_id"]: x.get("control_score") for x in report.failing_items}
     return _ENV.get_template("report.html").render(
         r=report,
         failing=failing,
         intent_chart=bar_chart_svg({k: b.pass_rate for k, b in report.intent_breakdown.items()},
                                    threshold=rubric_min_pass_rate),
         dimension_chart=bar_chart_svg({d: report.dimension_averages.get(d) for d in DIMENSIONS}),
+        paired_chart=paired_chart_svg(report.paired) if report.paired else "",
+        difference_strip=difference_strip_svg(report.paired) if report.paired else "",
+        paired_run=paired_run,
+        control_answers=control_answers,
+        control_scores=control_scores,
+        clip=lambda text: clip_text(text, MAX_TEXT_IN_REPORT),
     )
 
 

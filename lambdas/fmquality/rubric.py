@@ -69,6 +69,22 @@ class BaselineRules(BaseModel):
     max_subset_drop: float = Field(default=0.02, ge=0.0, le=1.0)
 
 
+class PairedRules(BaseModel):
+    """The gate of a paired run (a control target answered the same cases): candidate minus control,
+    per case, with a percentile-bootstrap interval of the mean difference. A subset regresses when its
+    whole interval lies below -max_*_drop; these rules replace the baseline mean-drop rules."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_mean_drop: float = Field(default=0.005, ge=0.0, le=1.0)  # overall
+    max_subset_drop: float = Field(default=0.02, ge=0.0, le=1.0)  # any intent, locale or tag subset
+    bootstrap_resamples: int = Field(default=2000, ge=100, le=100_000)
+    bootstrap_confidence: float = Field(default=0.95, gt=0.5, lt=1.0)
+    bootstrap_seed: int = Field(default=20240917, ge=0)
+    # A subset with fewer pairs gets no interval of its own (the overall interval still covers it).
+    min_pairs: int = Field(default=5, ge=2)
+
+
 class ItemGateRules(BaseModel):
     # An item fails when any applicable sub-score is below this floor, whatever its composite: one
     # seriously defective aspect (a persona break, a wrong author, a missing romanization) must not be
@@ -82,6 +98,7 @@ class GateRules(BaseModel):
     fail_on_regression_tag: bool = True
     fail_on_hard_failure: bool = True
     baseline: BaselineRules = Field(default_factory=BaselineRules)
+    paired: PairedRules = Field(default_factory=PairedRules)
 
 
 class ModelPrice(BaseModel):

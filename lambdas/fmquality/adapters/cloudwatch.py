@@ -4,6 +4,9 @@ Per intent, with the single dimension ``Intent``: ``CompositeScore`` (mean compo
 scored items), ``DimensionScore_<dimension>`` (mean of that dimension) and ``QualityGateResult``
 (1 when the intent's pass rate meets the rubric's ``gate.min_pass_rate``, else 0).
 Per run, with no dimensions: ``BatchPassRate``, ``BatchAvg_<dimension>``, ``UnscoredCases``.
+A paired run (a control answered the same cases) adds ``PairedMeanDifference`` (mean of candidate -
+control composites) and ``PairedCiLow`` (the low end of its bootstrap interval, what the gate compares
+with the allowed drop), per run and per intent with enough pairs for an interval.
 
 A mean over nothing is not published: no data is not a score of 0.
 """
@@ -65,6 +68,22 @@ def run_metric_data(
             data.append(_datum(f"BatchAvg_{dimension}", average, "None", when))
     # Unscored = no composite score: the judge could not score it, or its evaluation failed.
     data.append(_datum("UnscoredCases", sum(1 for r in results if r.status != "scored"), "Count", when))
+    data.extend(paired_metric_data(report, when))
+    return data
+
+
+def paired_metric_data(report: RunReport, timestamp: datetime) -> list[dict[str, Any]]:
+    """The paired comparison's datums: overall without dimensions, intents with ``Intent``. Locale and
+    tag subsets stay in report.json: every extra dimension value is a metric billed on its own."""
+    paired = report.paired
+    if paired is None:
+        return []
+    data: list[dict[str, Any]] = []
+    intervals = [(None, paired.overall)] if paired.overall is not None else []
+    intervals += [(s.subset.split(":", 1)[1], s) for s in paired.subsets if s.subset.startswith("intent:")]
+    for intent, interval in intervals:
+        data.append(_datum("PairedMeanDifference", interval.mean_difference, "None", timestamp, intent))
+        data.append(_datum("PairedCiLow", interval.ci_low, "None", timestamp, intent))
     return data
 
 

@@ -136,10 +136,12 @@ def test_scorers_may_invoke_only_the_configured_judge_model(evaluation_template,
     assert all("*" not in r.split("/")[-1] for r in resources)
 
 
-def test_only_scorers_can_call_bedrock(evaluation_template):
+def test_only_scorers_and_generate_can_call_bedrock(evaluation_template, synth):
+    may_generate = bool(synth.config.generation.bedrock_generation_model_ids)
     for role, (_, function) in functions_by_handler_env(evaluation_template).items():
         actions = actions_of(policy_statements_for_function(evaluation_template, function))
-        assert any(a.startswith("bedrock:") for a in actions) == (role in DIMENSIONS), role
+        expected = role in DIMENSIONS or (role == "generate" and may_generate)
+        assert any(a.startswith("bedrock:") for a in actions) == expected, role
 
 
 def test_grants_follow_each_step(evaluation_template):

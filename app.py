@@ -59,6 +59,8 @@ def build_app(
         state_machine_name=evaluation.evaluation.name,
         dataset_uri=evaluation.golden_dataset_uri,
         catalog_uri=evaluation.catalog_uri,
+        production_target_spec=evaluation.production_target.spec,
+        generate_role_name=evaluation.functions.generate.role.role_name,
         env=env,
         description=f"Example prompt-bundle release pipeline gated by the MangaAssist quality gate ({config.env_name})",
     )

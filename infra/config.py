@@ -63,6 +63,12 @@ _S3_KEY = re.compile(r"^[A-Za-z0-9!_.*'()/\-]+$")
 TABLE_CATALOG_INPUT = "dynamodb:latest"
 
 
+_SSM_PARAMETER = re.compile(r"^/?[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
+_LAMBDA_ARN = re.compile(r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_\-]+(:[A-Za-z0-9_$\-]+)?$")
+_SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@\-]+$")
+_PROMPT_ARN = re.compile(r"^arn:aws[a-z-]*:bedrock:[a-z0-9-]+:\d{12}:prompt/[0-9a-zA-Z]{10}(:(DRAFT|\d{1,5}))?$")
+
+
 class ConfigError(ValueError):
     """The cdk.json ``fmquality`` context is missing or invalid; the message names the keys."""
 
@@ -211,6 +217,133 @@ def derive_max_concurrency(
     return max(1, min(upper, math.floor(items + 1e-9)))
 
 
+def _check_model_id(value: str) -> str:
+    if not _MODEL_ID.match(value) or "." not in value:
+        raise ValueError(
+            f"{value!r} must be a Bedrock model id like 'anthropic.claude-haiku-4-5-20251001-v1:0' or an "
+            "inference-profile id like 'us.anthropic.claude-haiku-4-5-20251001-v1:0'"
+        )
+    return value
+
+
+def model_is_inference_profile(model_id: str) -> bool:
+    """Profile ids put a geography before the provider ('us.anthropic.x'); model ids start with it."""
+    first, _, rest = model_id.partition(".")
+    return "." in rest and first not in _PROVIDERS
+
+
+def model_profile_geography(model_id: str) -> str | None:
+    return model_id.split(".", 1)[0] if model_is_inference_profile(model_id) else None
+
+
+def model_foundation_id(model_id: str) -> str:
+    """The model id behind a profile ('us.anthropic.x' -> 'anthropic.x'), or the model id itself."""
+    return model_id.split(".", 1)[1] if model_is_inference_profile(model_id) else model_id
+
+
+def model_foundation_regions(model_id: str, regions: list[str] | None) -> tuple[str, ...] | None:
+    """Regions for the foundation-model ARNs behind ``model_id``; None means the stack's own region."""
+    if regions is not None:
+        return tuple(regions)
+    if model_is_inference_profile(model_id):
+        return PROFILE_GEOGRAPHY_REGIONS.get(model_profile_geography(model_id) or "")
+    return None
+
+
+class GenerationConfig(_Strict):
+    """What the Generate function (answers from a target) may reach, and the production target.
+
+    Every list is an allow-list turned into IAM resources: a target outside it fails its generation
+    with AccessDenied (an error record for the item, never a score). Empty lists grant nothing.
+    """
+
+    # SSM String parameter holding the production target spec (e.g. "bedrock:s3://...?versionId=..."):
+    # the control arm of change-event and pipeline runs and the candidate of the weekly run. Default
+    # /mangaassist/<env_name>/production-target.
+    production_target_parameter: str | None = None
+    # Create that parameter (initial value "recorded"); false when it is managed elsewhere.
+    create_production_parameter: bool = True
+    # Prompt bundles (YAML) in the data bucket live under this prefix; Generate reads their versions.
+    bundle_prefix: str = "prompt-bundles/"
+    # Chatbot functions a "lambda:" target may name (function ARNs; a qualified ARN for an alias/version).
+    chatbot_function_arns: list[str] = Field(default_factory=list)
+    # Secrets (full ARNs) holding the JSON headers of "http(s)://" targets.
+    chatbot_header_secret_arns: list[str] = Field(default_factory=list)
+    # Models or inference profiles a "bedrock:" bundle (or a ModelVersionChanged event) may use. Empty:
+    # Generate gets no bedrock:InvokeModel at all (the judge's model is not lent to the candidate).
+    bedrock_generation_model_ids: list[str] = Field(default_factory=list)
+    # Regions of the foundation models behind the profiles above; default from each profile's geography.
+    bedrock_generation_model_regions: list[str] | None = None
+    # Bedrock Prompt Management prompts ("arn:aws:bedrock:REGION:ACCOUNT:prompt/ID[:VERSION]") that a
+    # "bedrock:<prompt arn>" target may read with bedrock:GetPrompt.
+    prompt_arns: list[str] = Field(default_factory=list)
+    # Map children at once for runs that generate answers, unless the target spec sets max_concurrency:
+    # the chatbot's capacity, not the judge quota, is the limit there.
+    max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1, le=MAX_CONCURRENCY_LIMIT)
+
+    @field_validator("production_target_parameter")
+    @classmethod
+    def _parameter_name(cls, value: str | None) -> str | None:
+        if value is not None and (not _SSM_PARAMETER.match(value) or value.lower().startswith(("/aws", "aws", "/ssm", "ssm"))):
+            raise ValueError("must be an SSM parameter name like '/mangaassist/prod/production-target'")
+        return value
+
+    @field_validator("bundle_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if value.startswith("/") or not value.endswith("/") or not _S3_KEY.match(value) or "*" in value:
+            raise ValueError("must be a key prefix inside the data bucket ending in '/', like 'prompt-bundles/'")
+        if value.startswith(("runs/", "datasets/")):
+            raise ValueError("must not overlap runs/ or datasets/ (their lifecycle and grants differ)")
+        return value
+
+    @field_validator("chatbot_function_arns")
+    @classmethod
+    def _function_arns(cls, values: list[str]) -> list[str]:
+        return _all_match(values, _LAMBDA_ARN, "a Lambda function ARN like 'arn:aws:lambda:us-east-1:123456789012:function:chatbot'")
+
+    @field_validator("chatbot_header_secret_arns")
+    @classmethod
+    def _secret_arns(cls, values: list[str]) -> list[str]:
+        return _all_match(values, _SECRET_ARN, "a full Secrets Manager secret ARN (with its 6-character suffix)")
+
+    @field_validator("prompt_arns")
+    @classmethod
+    def _prompt_arns(cls, values: list[str]) -> list[str]:
+        return _all_match(values, _PROMPT_ARN, "a Prompt Management ARN like 'arn:aws:bedrock:us-east-1:123456789012:prompt/PROMPT12345[:1]'")
+
+    @field_validator("bedrock_generation_model_ids")
+    @classmethod
+    def _model_ids(cls, values: list[str]) -> list[str]:
+        for value in values:
+            _check_model_id(value)
+        return values
+
+    @model_validator(mode="after")
+    def _profile_regions_known(self) -> "GenerationConfig":
+        if self.bedrock_generation_model_regions is None:
+            for model_id in self.bedrock_generation_model_ids:
+                geography = model_profile_geography(model_id)
+                if geography is not None and geography not in PROFILE_GEOGRAPHY_REGIONS:
+                    raise ValueError(
+                        f"{model_id!r} looks like a '{geography}.' inference profile; set "
+                        "bedrock_generation_model_regions to the regions its foundation models run in"
+                    )
+        return self
+
+    def parameter_name(self, env_name: str) -> str:
+        return self.production_target_parameter or f"/mangaassist/{env_name}/production-target"
+
+
+def _all_match(values: list[str], pattern: re.Pattern[str], what: str) -> list[str]:
+    bad = [v for v in values if not pattern.match(v)]
+    if bad:
+        raise ValueError(f"each entry must be {what}; got {bad}")
+    if len(set(values)) != len(values):
+        raise ValueError("lists an entry twice")
+    return values
+
+
 class FmQualityConfig(_Strict):
     env_name: str = Field(pattern=r"^[a-z][a-z0-9-]{1,15}$")
     # A foundation-model id ("anthropic.claude-...") or a cross-region inference-profile id ("us.anthropic...").
@@ -238,6 +371,8 @@ class FmQualityConfig(_Strict):
     log_retention_days: Literal[7, 14, 30, 60, 90, 180, 365] = 30
     # runs/<run_id>/ objects (items, results, reports) expire after this many days.
     run_artifacts_retention_days: int = Field(default=400, ge=30)
+    # Answer generation from targets (Generate function, production target parameter, triggers' inputs).
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
 
     @model_validator(mode="before")
     @classmethod
@@ -266,12 +401,7 @@ class FmQualityConfig(_Strict):
     @field_validator("judge_model_id")
     @classmethod
     def _model_id(cls, value: str) -> str:
-        if not _MODEL_ID.match(value) or "." not in value:
-            raise ValueError(
-                "must be a Bedrock model id like 'anthropic.claude-haiku-4-5-20251001-v1:0' or an "
-                "inference-profile id like 'us.anthropic.claude-haiku-4-5-20251001-v1:0'"
-            )
-        return value
+        return _check_model_id(value)
 
     @field_validator("golden_dataset_key", "catalog_key")
     @classmethod
@@ -300,27 +430,30 @@ class FmQualityConfig(_Strict):
     # ---------------------------------------------------------------------------------------------
     @property
     def is_inference_profile(self) -> bool:
-        """Profile ids put a geography before the provider ('us.anthropic.x'); model ids start with it."""
-        first, _, rest = self.judge_model_id.partition(".")
-        return "." in rest and first not in _PROVIDERS
+        return model_is_inference_profile(self.judge_model_id)
 
     @property
     def profile_geography(self) -> str | None:
-        return self.judge_model_id.split(".", 1)[0] if self.is_inference_profile else None
+        return model_profile_geography(self.judge_model_id)
 
     @property
     def foundation_model_id(self) -> str:
-        """The model id behind a profile ('us.anthropic.x' -> 'anthropic.x'), or the model id itself."""
-        return self.judge_model_id.split(".", 1)[1] if self.is_inference_profile else self.judge_model_id
+        return model_foundation_id(self.judge_model_id)
 
     @property
     def foundation_model_regions(self) -> tuple[str, ...] | None:
-        """Regions for the foundation-model ARNs; None means the stack's own region."""
-        if self.judge_model_regions is not None:
-            return tuple(self.judge_model_regions)
-        if self.is_inference_profile:
-            return PROFILE_GEOGRAPHY_REGIONS.get(self.profile_geography or "")
-        return None
+        """Regions for the judge's foundation-model ARNs; None means the stack's own region."""
+        return model_foundation_regions(self.judge_model_id, self.judge_model_regions)
+
+    @property
+    def production_target_parameter(self) -> str:
+        """The SSM parameter whose value is the production target spec."""
+        return self.generation.parameter_name(self.env_name)
+
+    @property
+    def production_target_spec(self) -> str:
+        """The target spec that reads it: "ssm:<parameter>"."""
+        return f"ssm:{self.production_target_parameter}"
 
     @property
     def scheduled_dataset_key(self) -> str:

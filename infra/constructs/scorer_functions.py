@@ -1,4 +1,4 @@
-"""The Lambda functions: Prepare, one scorer per dimension, Composite, Aggregate.
+"""The Lambda functions: Prepare, Generate, one scorer per dimension, Composite, Aggregate.
 
 One code asset (``lambdas/``) for all of them; dependencies from two layers:
   * the public Powertools for AWS Lambda (Python) v3 layer (Logger, Tracer, Metrics, pydantic), resolved
@@ -32,7 +32,15 @@ from aws_cdk import SymlinkFollowMode
 from constructs import Construct
 
 from infra.asl import FUNCTION_ENVIRONMENT, FUNCTION_HANDLERS
-from infra.config import DIMENSIONS, PROJECT_ROOT, FmQualityConfig
+from infra.config import (
+    DIMENSIONS,
+    PROJECT_ROOT,
+    FmQualityConfig,
+    model_foundation_id,
+    model_foundation_regions,
+    model_is_inference_profile,
+)
+from infra.constructs.production_target import ProductionTarget
 from infra.constructs.storage import CATALOG_PK_PREFIX, Storage
 
 # The newest Python runtime this aws-cdk-lib offers; the Powertools layer variant must match it
@@ -139,7 +147,7 @@ def powertools_layer_parameter_name(version: str) -> str:
 
 
 class EvaluationFunctions(Construct):
-    """All seven functions, their log groups and least-privilege roles."""
+    """All eight functions, their log groups and least-privilege roles."""
 
     def __init__(
         self,
@@ -149,6 +157,7 @@ class EvaluationFunctions(Construct):
         config: FmQualityConfig,
         storage: Storage,
         event_bus: events.IEventBus,
+        production_target: ProductionTarget,
     ) -> None:
         super().__init__(scope, construct_id)
         self._config = config
@@ -192,8 +201,12 @@ class EvaluationFunctions(Construct):
             environment={
                 "DEFAULT_MAX_CONCURRENCY": str(config.max_concurrency),
                 "DEFAULT_TOLERATED_FAILURE_PERCENTAGE": str(config.tolerated_failure_percentage),
+                "DEFAULT_TARGET_MAX_CONCURRENCY": str(config.generation.max_concurrency),
+                "PRODUCTION_TARGET_PARAMETER": production_target.parameter_name,
             },
             statements=[
+                # "ssm:<parameter>" specs are resolved once per run, here.
+                _statement("ReadProductionTarget", ["ssm:GetParameter"], [production_target.parameter_arn]),
                 _statement("ReadInputs", ["s3:GetObject"], [storage.datasets_arn()]),
                 _statement("WriteRunFiles", ["s3:PutObject"], [storage.runs_arn()]),
                 # GetItem also reads the catalog pointer and a snapshot's META.
@@ -207,6 +220,23 @@ class EvaluationFunctions(Construct):
                     conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{CATALOG_PK_PREFIX}*"]}},
                 ),
             ],
+        )
+
+        # ---- Generate: answers an item from the run's target (and control); each grant is an allow-list
+        # from config.generation, so a target outside it fails with AccessDenied (an error record).
+        self.generate = self._function(
+            "Generate",
+            FUNCTION_HANDLERS["generate"],
+            memory_mb=512,
+            # Above a target's worst case with the spec's defaults (4 attempts x 30 s + backoff) and the
+            # Bedrock client's own retries, like the scorers.
+            timeout=Duration.minutes(6),
+            environment={
+                **FUNCTION_ENVIRONMENT["generate"],
+                "PRODUCTION_TARGET_PARAMETER": production_target.parameter_name,
+                "BUNDLE_PREFIX": config.generation.bundle_prefix,
+            },
+            statements=self._generate_statements(storage, production_target),
         )
 
         # ---- Scorers: one per dimension, same handler, DIMENSION selects the scorer.
@@ -268,35 +298,66 @@ class EvaluationFunctions(Construct):
 
         self.by_role: dict[str, lambda_.Function] = {
             "prepare": self.prepare,
+            "generate": self.generate,
             **self.scorers,
             "composite": self.composite,
             "aggregate": self.aggregate,
         }
 
     # ---------------------------------------------------------------------------------------------
-    def _judge_statements(self) -> list[iam.PolicyStatement]:
-        """bedrock:InvokeModel (which also authorizes Converse) on the configured model only.
+    def _model_arns(self, model_id: str, regions: list[str] | None) -> list[str]:
+        """What bedrock:InvokeModel (which also authorizes Converse) needs for one model id.
 
         For an inference profile: the profile ARN in this region AND the foundation model in every
         region the profile routes to (Bedrock checks both).
         """
+        stack = Stack.of(self)
+        arns = [
+            f"arn:{stack.partition}:bedrock:{region}::foundation-model/{model_foundation_id(model_id)}"
+            for region in (model_foundation_regions(model_id, regions) or (stack.region,))
+        ]
+        if model_is_inference_profile(model_id):
+            arns.insert(0, stack.format_arn(service="bedrock", resource="inference-profile", resource_name=model_id))
+        return arns
+
+    def _judge_statements(self) -> list[iam.PolicyStatement]:
+        """bedrock:InvokeModel on the configured judge model only."""
         if self._config.judge != "bedrock":
             return []
-        stack = Stack.of(self)
+        arns = self._model_arns(self._config.judge_model_id, self._config.judge_model_regions)
+        return [_statement("InvokeJudgeModel", ["bedrock:InvokeModel"], arns)]
+
+    def _generate_statements(self, storage: Storage, production_target: ProductionTarget) -> list[iam.PolicyStatement]:
+        """Generate's grants: each list of config.generation becomes the resources of one statement; an
+        empty list leaves its statement out (no permission), never a wildcard."""
+        generation = self._config.generation
+        statements = [
+            # "bedrock:s3://<data bucket>/<bundle_prefix>...?versionId=V": one version of a bundle.
+            _statement("ReadPromptBundleVersions", ["s3:GetObject", "s3:GetObjectVersion"], [storage.bundles_arn()]),
+            # runs/<run_id>/targets.json (the run's resolved target and control, written by Prepare).
+            _statement("ReadRunTargets", ["s3:GetObject"], [storage.runs_arn()]),
+            _statement("ReadProductionTarget", ["ssm:GetParameter"], [production_target.parameter_arn]),
+        ]
         model_arns: list[str] = []
-        regions = self._config.foundation_model_regions or (stack.region,)
-        for region in regions:
-            model_arns.append(
-                f"arn:{stack.partition}:bedrock:{region}::foundation-model/{self._config.foundation_model_id}"
-            )
-        if self._config.is_inference_profile:
-            model_arns.insert(
-                0,
-                stack.format_arn(
-                    service="bedrock", resource="inference-profile", resource_name=self._config.judge_model_id
-                ),
-            )
-        return [_statement("InvokeJudgeModel", ["bedrock:InvokeModel"], model_arns)]
+        for model_id in generation.bedrock_generation_model_ids:
+            model_arns += [a for a in self._model_arns(model_id, generation.bedrock_generation_model_regions)
+                           if a not in model_arns]
+        if model_arns:
+            statements.append(_statement("InvokeGenerationModels", ["bedrock:InvokeModel"], model_arns))
+        if generation.prompt_arns:
+            # GetPrompt authorizes on the prompt; a versioned ARN is granted as given and as its prompt.
+            prompts: list[str] = []
+            for arn in generation.prompt_arns:
+                base = arn.rsplit(":", 1)[0] if arn.count(":") > 5 else arn
+                prompts += [a for a in (base, arn) if a not in prompts]
+            statements.append(_statement("ReadPrompts", ["bedrock:GetPrompt"], prompts))
+        if generation.chatbot_function_arns:
+            statements.append(_statement("InvokeChatbotFunctions", ["lambda:InvokeFunction"],
+                                         list(generation.chatbot_function_arns)))
+        if generation.chatbot_header_secret_arns:
+            statements.append(_statement("ReadChatbotHeaders", ["secretsmanager:GetSecretValue"],
+                                         list(generation.chatbot_header_secret_arns)))
+        return statements
 
     def _function(
         self,

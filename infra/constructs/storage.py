@@ -11,7 +11,10 @@ so "every result of a run" is a Query on pk, "the runs of a dataset over time" a
 "the latest approved baseline" a GetItem and "the items of a catalog snapshot" a Query on pk.
 
 Bucket layout: datasets/... (inputs: golden data, catalogs, rubrics), runs/<run_id>/... (items.json,
-rejected.jsonl, rubric.json, results.jsonl, report.json, report.html).
+rejected.jsonl, rubric.json, targets.json, results.jsonl, report.json, report.html), and the prompt
+bundles under ``generation.bundle_prefix`` (default prompt-bundles/). The bucket is versioned: a
+"bedrock:s3://<bucket>/<key>?versionId=V" target names one immutable bundle version; noncurrent versions
+expire after NONCURRENT_VERSION_DAYS.
 """
 
 from __future__ import annotations
@@ -28,11 +31,15 @@ RUNS_PREFIX = "runs/"
 GSI1 = "gsi1"
 CATALOG_PK_PREFIX = "CATALOG#"
 TTL_ATTRIBUTE = "expires_at"
+# Noncurrent object versions (overwritten datasets, superseded prompt bundles) are kept this long, so a
+# run can be repeated against the bundle version a change event or a pipeline named within that window.
+NONCURRENT_VERSION_DAYS = 30
 
 
 class Storage(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, config: FmQualityConfig) -> None:
         super().__init__(scope, construct_id)
+        self.bundle_prefix = config.generation.bundle_prefix
 
         self.table = dynamodb.Table(
             self,
@@ -87,8 +94,10 @@ class Storage(Construct):
                     prefix=RUNS_PREFIX,
                     expiration=Duration.days(config.run_artifacts_retention_days),
                 ),
-                # Datasets are edited in place; keep a month of history for "what did we score last week".
-                s3.LifecycleRule(id="expire-old-versions", noncurrent_version_expiration=Duration.days(30)),
+                # Datasets and prompt bundles are edited in place; keep a month of history for "what did we
+                # score last week" and for re-running a bundle version a change event named.
+                s3.LifecycleRule(id="expire-old-versions",
+                                 noncurrent_version_expiration=Duration.days(NONCURRENT_VERSION_DAYS)),
                 s3.LifecycleRule(id="abort-multipart", abort_incomplete_multipart_upload_after=Duration.days(7)),
             ],
             removal_policy=RemovalPolicy.RETAIN,
@@ -100,6 +109,9 @@ class Storage(Construct):
 
     def runs_arn(self) -> str:
         return self.data_bucket.arn_for_objects(f"{RUNS_PREFIX}*")
+
+    def bundles_arn(self) -> str:
+        return self.data_bucket.arn_for_objects(f"{self.bundle_prefix}*")
 
     def gsi1_arn(self) -> str:
         return f"{self.table.table_arn}/index/{GSI1}"

@@ -3,15 +3,35 @@
 * ``ProjectEventBus``: the project's custom bus. Release tooling puts change events on it; the
   Aggregate Lambda puts "EvaluationCompleted" (source "fmquality") on it.
 * ``Triggers``:
-  - a schedule (default every Monday 03:00 UTC) that starts a scheduled run;
+  - a schedule (default every Monday 03:00 UTC) that starts a scheduled run answered by the production
+    target (``"target": "ssm:<production parameter>"``);
   - one rule per change event (PromptVersionPublished, ModelVersionChanged, KnowledgeBaseRefreshed,
     source from config, default "mangaassist.release") that starts a run of the golden dataset with
-    the event's ``detail`` as the candidate;
+    the event's ``detail`` as the candidate and a ``target``/``control`` built from it (below);
   - a rule on the state machine's "Step Functions Execution Status Change" (FAILED, TIMED_OUT,
     ABORTED) that notifies the alerts topic.
+
+What each change event's ``detail`` must carry, and what the run answers with (``<production>`` is
+``generation.production_target_parameter``, default /mangaassist/<env>/production-target):
+
+  PromptVersionPublished  detail.bundle_key (a key under ``generation.bundle_prefix`` of the data
+                          bucket, e.g. "prompt-bundles/chatbot.yaml") and detail.bundle_version (the S3
+                          VersionId of the uploaded bundle). target: "bedrock:s3://<data bucket>/
+                          <bundle_key>?versionId=<bundle_version>"; control: "ssm:<production>".
+  ModelVersionChanged     detail.model_id (a model or inference-profile id listed in
+                          ``generation.bedrock_generation_model_ids``). target: {"spec": "ssm:<production>",
+                          "model_id": <model_id>} (the production prompt on the new model); control:
+                          "ssm:<production>".
+  KnowledgeBaseRefreshed  nothing required (e.g. knowledge_base_id, ingestion_job_id for the record).
+                          target: "ssm:<production>"; no control: both arms would read the same refreshed
+                          knowledge base, so the comparison is with the baseline run.
+Release tooling must send these fields: without them the target is malformed and the run fails (in
+Prepare) or EventBridge cannot deliver the input (its retries, then the rule's failure metrics).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from aws_cdk import Duration
 from aws_cdk import aws_events as events
@@ -31,6 +51,21 @@ class ProjectEventBus(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, config: FmQualityConfig) -> None:
         super().__init__(scope, construct_id)
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"mangaassist-quality-{config.env_name}")
+
+
+def release_event_arms(detail_type: str, storage: Storage, production_spec: str) -> dict[str, Any]:
+    """The ``target`` (and ``control``) of the run a change event starts, from the event's detail."""
+    detail = events.EventField.from_path
+    if detail_type == "PromptVersionPublished":
+        bundle = (f"bedrock:s3://{storage.data_bucket.bucket_name}/{detail('$.detail.bundle_key')}"
+                  f"?versionId={detail('$.detail.bundle_version')}")
+        return {"target": bundle, "control": production_spec}
+    if detail_type == "ModelVersionChanged":
+        return {"target": {"spec": production_spec, "model_id": detail("$.detail.model_id")},
+                "control": production_spec}
+    if detail_type == "KnowledgeBaseRefreshed":
+        return {"target": production_spec}
+    raise ValueError(f"no target rule for {detail_type}")
 
 
 def s3_uri(storage: Storage, key: str) -> str:
@@ -76,6 +111,8 @@ class Triggers(Construct):
                             "dataset": s3_uri(storage, config.scheduled_dataset_key),
                             **catalog,
                             "baseline": "auto",
+                            # What production answers today.
+                            "target": config.production_target_spec,
                         }
                     ),
                     retry_attempts=3,
@@ -104,6 +141,7 @@ class Triggers(Construct):
                                 "baseline": "auto",
                                 "candidate": events.EventField.from_path("$.detail"),
                                 "source_event_id": events.EventField.event_id,
+                                **release_event_arms(detail_type, storage, config.production_target_spec),
                             }
                         ),
                         retry_attempts=3,

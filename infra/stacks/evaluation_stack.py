@@ -9,6 +9,7 @@ from constructs import Construct
 
 from infra.config import FmQualityConfig
 from infra.constructs.monitoring import Monitoring
+from infra.constructs.production_target import ProductionTarget
 from infra.constructs.scorer_functions import EvaluationFunctions
 from infra.constructs.state_machine import EvaluationStateMachine
 from infra.constructs.storage import Storage
@@ -22,8 +23,10 @@ class EvaluationStack(Stack):
 
         self.storage = Storage(self, "Storage", config=config)
         self.event_bus = ProjectEventBus(self, "Events", config=config).bus
+        self.production_target = ProductionTarget(self, "ProductionTarget", config=config)
         self.functions = EvaluationFunctions(
-            self, "Functions", config=config, storage=self.storage, event_bus=self.event_bus
+            self, "Functions", config=config, storage=self.storage, event_bus=self.event_bus,
+            production_target=self.production_target,
         )
         self.evaluation = EvaluationStateMachine(
             self, "Evaluation", config=config, storage=self.storage, functions=self.functions
@@ -71,6 +74,14 @@ class EvaluationStack(Stack):
             _ack(functions.by_role[role_name].role, runs_prefix,
                  f"The {role_name} function reads its run's resolved rubric runs/<run_id>/rubric.json; the run id "
                  "is only known at run time (read only, s3:GetObject)")
+        bundle_prefix = self.config.generation.bundle_prefix
+        _ack(functions.generate.role, f"AwsSolutions-IAM5[Resource::{bucket}/{bundle_prefix}*]",
+             f"Generate reads the prompt-bundle version a 'bedrock:s3://...?versionId=V' target names; bundles live "
+             f"under {bundle_prefix} of the data bucket and their keys come from the caller (change event, console), "
+             "so the grant is that prefix (read only: s3:GetObject, s3:GetObjectVersion)")
+        _ack(functions.generate.role, runs_prefix,
+             "Generate reads its run's resolved targets runs/<run_id>/targets.json written by Prepare; the run id is "
+             "only known at run time (read only, s3:GetObject)")
         _ack(functions.aggregate.role, runs_prefix,
              "Aggregate reads runs/<run_id>/items.json and the baseline run's report, and writes results.jsonl, "
              "report.json and report.html under runs/; run ids are only known at run time")

@@ -1,9 +1,14 @@
 """PipelineStack: an example release pipeline for prompt bundles, gated by the evaluation.
 
-  Source (S3: prompt-bundle.zip, versioned bucket)
-    -> QualityGate (Step Functions: the evaluation state machine; a failed gate fails the stage)
+  Source (S3: prompt-bundle.yaml, versioned bucket; the action's VersionId names the candidate)
+    -> QualityGate (Step Functions: the evaluation state machine answers the golden set with that bundle
+       version, "bedrock:s3://<source bucket>/prompt-bundle.yaml?versionId=#{Source.VersionId}", and with
+       the production target, "ssm:<production parameter>"; a failed gate fails the stage)
     -> Approve (manual approval)
     -> Release (S3 deploy of the bundle to the release bucket the chatbot reads)
+
+The bundle is a single YAML object, not a zip: the Generate function reads that exact object version
+from the source bucket (granted here, on that key only), and the release copies it unextracted.
 """
 
 from __future__ import annotations
@@ -13,13 +18,15 @@ from typing import Any
 from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Token, Validations
 from aws_cdk import aws_codepipeline as codepipeline
 from aws_cdk import aws_codepipeline_actions as actions
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.constructs.pipeline_gate import QualityGate
 
-PROMPT_BUNDLE_KEY = "prompt-bundle.zip"
+PROMPT_BUNDLE_KEY = "prompt-bundle.yaml"
+SOURCE_NAMESPACE = "Source"
 
 
 class PipelineStack(Stack):
@@ -31,8 +38,12 @@ class PipelineStack(Stack):
         state_machine_name: str,
         dataset_uri: str,
         catalog_uri: str | None = None,
+        production_target_spec: str | None = None,
+        generate_role_name: str | None = None,
         **kwargs: Any,
     ) -> None:
+        """``production_target_spec`` ("ssm:<parameter>") is the gate's control; ``generate_role_name`` is
+        the evaluation's Generate function role, which gets read access to the bundle's versions."""
         super().__init__(scope, construct_id, **kwargs)
 
         self.log_bucket = self._bucket("AccessLogBucket", versioned=False, logs=None)
@@ -45,7 +56,8 @@ class PipelineStack(Stack):
         self.state_machine_name = state_machine_name
         self.state_machine = sfn.StateMachine.from_state_machine_name(self, "EvaluationStateMachine", state_machine_name)
         gate = QualityGate(
-            self, "QualityGate", state_machine=self.state_machine, dataset_uri=dataset_uri, catalog_uri=catalog_uri
+            self, "QualityGate", state_machine=self.state_machine, dataset_uri=dataset_uri, catalog_uri=catalog_uri,
+            control=production_target_spec,
         )
 
         bundle = codepipeline.Artifact("PromptBundle")
@@ -55,7 +67,7 @@ class PipelineStack(Stack):
             bucket_key=PROMPT_BUNDLE_KEY,
             output=bundle,
             trigger=actions.S3Trigger.EVENTS,
-            variables_namespace="Source",
+            variables_namespace=SOURCE_NAMESPACE,
         )
         self.pipeline = codepipeline.Pipeline(
             self,
@@ -69,7 +81,23 @@ class PipelineStack(Stack):
         self.gate_action = gate.add_to_stage(
             gate_stage,
             candidate={"prompt_bundle_key": PROMPT_BUNDLE_KEY, "prompt_bundle_version": source.variables.version_id},
+            target=QualityGate.bundle_target(self.source_bucket.bucket_name, PROMPT_BUNDLE_KEY,
+                                             source.variables.version_id),
         )
+        if generate_role_name:
+            # The Generate function reads exactly the bundle object's versions, nothing else of the bucket.
+            # An identity policy created here (the evaluation stack cannot reference this bucket: the
+            # pipeline stack depends on it), attached to that role by name.
+            self.bundle_read_policy = iam.Policy(
+                self,
+                "GenerateReadsPromptBundleVersions",
+                roles=[iam.Role.from_role_name(self, "GenerateRole", generate_role_name)],
+                statements=[iam.PolicyStatement(
+                    sid="ReadCandidatePromptBundleVersions",
+                    actions=["s3:GetObject", "s3:GetObjectVersion"],
+                    resources=[self.source_bucket.arn_for_objects(PROMPT_BUNDLE_KEY)],
+                )],
+            )
         self.pipeline.add_stage(
             stage_name="Approve",
             actions=[actions.ManualApprovalAction(action_name="ReviewReport",
@@ -78,7 +106,7 @@ class PipelineStack(Stack):
         self.pipeline.add_stage(
             stage_name="Release",
             actions=[actions.S3DeployAction(action_name="PublishPromptBundle", bucket=self.release_bucket,
-                                            input=bundle, extract=True)],
+                                            input=bundle, extract=False, object_key=PROMPT_BUNDLE_KEY)],
         )
 
         self._acknowledge_nag_findings()
@@ -120,8 +148,8 @@ class PipelineStack(Stack):
             f"AwsSolutions-IAM5[Resource::{arn_of(self.artifact_bucket)}/*]":
                 "Artifact object keys are generated by CodePipeline per execution; only this pipeline's artifact bucket",
             f"AwsSolutions-IAM5[Resource::{arn_of(self.release_bucket)}/*]":
-                "The release action extracts the prompt bundle, whose file names are not known at synth time, "
-                "into the release bucket",
+                "CDK's S3 deploy action grant covers the release bucket's objects (the bundle is written as "
+                "prompt-bundle.yaml); only this pipeline's release bucket",
             f"AwsSolutions-IAM5[Resource::{_nag_states_arn_prefix(self)}:execution:"
             f"{self.state_machine_name}:pipeline*]":
                 "The quality-gate action polls the executions it starts (name prefix 'pipeline'), whose names "

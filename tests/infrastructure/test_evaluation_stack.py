@@ -67,9 +67,10 @@ def test_each_scorer_function_has_its_handler_and_environment(evaluation_templat
 
 def test_every_role_has_its_handler_and_the_common_environment(evaluation_template):
     functions = functions_by_handler_env(evaluation_template)
-    assert set(functions) == {"prepare", *DIMENSIONS, "composite", "aggregate"}
+    assert set(functions) == {"prepare", "generate", *DIMENSIONS, "composite", "aggregate"}
     handlers = {role: f["Properties"]["Handler"] for role, (_, f) in functions.items()}
     assert handlers["prepare"] == "handlers.prepare.handler"
+    assert handlers["generate"] == "handlers.generate.handler"
     assert handlers["composite"] == "handlers.composite.handler"
     assert handlers["aggregate"] == "handlers.aggregate.handler"
     for _, function in functions.values():
@@ -135,10 +136,12 @@ def test_scorers_may_invoke_only_the_configured_judge_model(evaluation_template,
     assert all("*" not in r.split("/")[-1] for r in resources)
 
 
-def test_only_scorers_can_call_bedrock(evaluation_template):
+def test_only_scorers_and_generate_can_call_bedrock(evaluation_template, synth):
+    may_generate = bool(synth.config.generation.bedrock_generation_model_ids)
     for role, (_, function) in functions_by_handler_env(evaluation_template).items():
         actions = actions_of(policy_statements_for_function(evaluation_template, function))
-        assert any(a.startswith("bedrock:") for a in actions) == (role in DIMENSIONS), role
+        expected = role in DIMENSIONS or (role == "generate" and may_generate)
+        assert any(a.startswith("bedrock:") for a in actions) == expected, role
 
 
 def test_grants_follow_each_step(evaluation_template):
@@ -149,7 +152,7 @@ def test_grants_follow_each_step(evaluation_template):
 
     tracing_and_logs = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "logs:CreateLogStream", "logs:PutLogEvents"}
     assert actions("prepare") - tracing_and_logs == {
-        "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"}
+        "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "ssm:GetParameter"}
     assert actions("composite") - tracing_and_logs == {"s3:GetObject", "dynamodb:PutItem"}
     assert actions("relevance") - tracing_and_logs == {"s3:GetObject", "dynamodb:GetItem", "dynamodb:PutItem", "bedrock:InvokeModel"}
     assert actions("aggregate") - tracing_and_logs == {
@@ -221,9 +224,36 @@ def test_map_is_distributed_with_an_item_reader_over_the_prepared_items(definiti
     assert map_state["ResultWriter"]["Parameters"]["Prefix"].startswith("runs/")
 
 
+def _reachable(states: dict, start: str) -> list[str]:
+    """States reachable from ``start`` (Next, Choice targets, Default, Catch), in discovery order."""
+    seen: list[str] = []
+    todo = [start]
+    while todo:
+        name = todo.pop(0)
+        if name in seen or name not in states:
+            continue
+        seen.append(name)
+        state = states[name]
+        todo += [state.get("Next"), state.get("Default")]
+        todo += [c.get("Next") for c in state.get("Choices", [])] + [c["Next"] for c in state.get("Catch", [])]
+    return seen
+
+
+def test_each_item_may_generate_its_answer_before_scoring(definition):
+    processor = definition["States"]["EvaluateItems"]["ItemProcessor"]
+    states = processor["States"]
+    generate = [name for name, s in states.items()
+                if s.get("Type") == "Task" and s["Parameters"].get("FunctionName") == "${GenerateFunctionArn}"]
+    assert generate, "no task invokes the Generate function"
+    before_scoring = _reachable(states, processor["StartAt"])
+    assert before_scoring.index(generate[0]) < before_scoring.index("ScoreDimensions")
+    assert states[generate[0]]["Resource"] == "arn:aws:states:::lambda:invoke"
+    assert states[generate[0]]["Parameters"]["Payload.$"] == "$"
+
+
 def test_each_item_runs_four_scorers_in_parallel_then_composite(definition):
     processor = definition["States"]["EvaluateItems"]["ItemProcessor"]
-    parallel = processor["States"][processor["StartAt"]]
+    parallel = processor["States"]["ScoreDimensions"]
     assert parallel["Type"] == "Parallel"
     functions = sorted(branch["States"][branch["StartAt"]]["Parameters"]["FunctionName"] for branch in parallel["Branches"])
     assert functions == sorted(["${RelevanceFunctionArn}", "${FactualAccuracyFunctionArn}",

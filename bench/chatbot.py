@@ -11,7 +11,7 @@ flakier chatbot, so a gate has something to catch:
 - ``--fail-rate 0.2``: that share of requests (seeded, reproducible) is answered with HTTP 503.
 
 Every request body received is kept (``server.requests``) so a test can check what the chatbot
-was sent. Stdlib only; binds 127.0.0.1.
+was sent (``server.request_headers`` their headers). Stdlib only; binds 127.0.0.1.
 
     python -m bench.chatbot --dataset datasets/mangaassist/golden.jsonl --port 8080 --latency-ms 50
 """
@@ -90,15 +90,17 @@ class ChatbotServer(ThreadingHTTPServer):
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/chat"
 
-    def reply_for(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def reply_for(self, request: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
         """(HTTP status, JSON body) of one request."""
         with self._lock:
             self.requests.append(request)
+            self.request_headers.append(dict(headers or {}))
             fail = self.fail_rate > 0 and self._rng.random() < self.fail_rate
         if self.status is not None and self.status != 200:
             return self.status, {"error": f"configured to answer {self.status}"}
@@ -130,7 +132,7 @@ class ChatbotHandler(BaseHTTPRequestHandler):
         if not isinstance(request, dict):
             self._send(400, {"error": "expected a JSON object"})
             return
-        status, body = self.server.reply_for(request)
+        status, body = self.server.reply_for(request, dict(self.headers))
         if status == 200 and self.server.latency_ms > 0:
             time.sleep(self.server.latency_ms / 1000.0)
         if status == 200:

@@ -228,9 +228,10 @@ def _parse_target_option(value: str | None, option: str):
 
 
 def _build_targets(args, rubric):
-    """(candidate, control) targets of the direct engine, ``ssm:`` specs resolved once for the run.
-    None stands for "no target": the candidate then scores the recorded responses exactly as
-    before. Raises ValueError on a bad spec or a target that cannot be built."""
+    """(candidate, control) of the direct engine, each (target, the spec as given), ``ssm:`` specs
+    resolved once for the run. (None, None) stands for "no target": the candidate then scores the
+    recorded responses exactly as before. Raises ValueError on a bad spec or a target that cannot be
+    built."""
     from botocore.exceptions import BotoCoreError
 
     from fmquality.targets import make_target, resolve_spec
@@ -241,21 +242,27 @@ def _build_targets(args, rubric):
     for value, option in ((args.target, "--target"), (args.control, "--control")):
         spec = _parse_target_option(value, option)
         if spec is None:
-            built.append(None)
+            built.append((None, None))
             continue
         client = client or default_client_factory(spec.timeout_s)
         try:
-            built.append(make_target(resolve_spec(spec, client), client, rubric=rubric))
+            target = make_target(resolve_spec(spec, client), client, rubric=rubric)
         except (ValueError, OSError, BotoCoreError) as exc:
             raise ValueError(f"{option}: {exc}") from exc
+        built.append((target, spec))
     return built[0], built[1]
 
 
-def _target_record(target) -> dict | None:
-    """What report.json says answered: the spec's options (never a header value), id and version."""
+def _target_record(target, requested=None) -> dict | None:
+    """What report.json says answered: the spec's options (never a header value), id and version
+    (read after the run: an endpoint's or a function's version is known once it has answered), and
+    the ``ssm:`` parameter it was resolved from."""
     if target is None:
         return None
-    return target.spec.describe() | {"id": target.id, "version": target.version}
+    record = target.spec.describe() | {"id": target.id, "version": target.version}
+    if requested is not None and requested.kind == "ssm":
+        record["resolved_from"] = requested.spec_string()
+    return record
 
 
 def cmd_run(args) -> int:
@@ -295,7 +302,7 @@ def cmd_run(args) -> int:
 
     try:
         judge = _make_judge(args, rubric)
-        target, control = _build_targets(args, rubric)
+        (target, target_spec), (control, control_spec) = _build_targets(args, rubric)
     except (ValueError, OSError) as exc:
         _err(f"error: {exc}")
         return EXIT_BAD_INPUT
@@ -320,8 +327,8 @@ def cmd_run(args) -> int:
                           judge=args.judge, engine="direct", baseline=baseline,
                           rejected_lines=len(loaded.errors), started_at=started, finished_at=_now(),
                           judge_model_id=judge.model_id if args.judge == "bedrock" else None,
-                          control_results=control_results or None, target=_target_record(target),
-                          control_target=_target_record(control))
+                          control_results=control_results or None, target=_target_record(target, target_spec),
+                          control_target=_target_record(control, control_spec))
     write_outputs(out, results, report, rubric, control_results=control_results)
     _print_summary(report, console)
     evaluated = sum(len(r) for r in arm_results.values())

@@ -132,3 +132,31 @@ def test_http_headers_come_from_secrets_manager(aws, tmp_path):
 def test_missing_header_secret_stops_the_run(aws):
     with pytest.raises(ValueError, match="headers_secret nope.*ResourceNotFoundException"):
         make_target(TargetSpec.parse({"spec": "http://127.0.0.1:9/chat", "headers_secret": "nope"}), aws)
+
+
+def test_run_resolves_the_production_target_from_ssm_once(aws, tmp_path):
+    """`fmquality run --target ssm:<name>`: the CLI's own (lazily created) clients reach moto's SSM;
+    the report names both the parameter and what it pointed at."""
+    from fmquality.cli import EXIT_PASSED, main
+
+    dataset = tmp_path / "one.jsonl"
+    line = {"test_id": "faq-returns-good", "intent": "faq", "query": "How long do I have to return a manga?",
+            "response": "You can return unopened items within 15 days of delivery, and your refund reaches the "
+                        "original payment method within 5-7 business days.",
+            "retrieved_chunks": ["Returns: unopened items can be returned within 15 days of delivery. Refunds are "
+                                 "issued to the original payment method within 5-7 business days."],
+            "expected_facts": ["unopened items can be returned within 15 days of delivery"]}
+    dataset.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    server, _thread, url = serve(dataset)
+    try:
+        aws("ssm").put_parameter(Name="/mangaassist/chat/production", Type="String", Value=url)
+        out = tmp_path / "out"
+        code = main(["run", "--engine", "direct", "--dataset", str(dataset), "--out", str(out), "--quiet",
+                     "--target", "ssm:/mangaassist/chat/production"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == EXIT_PASSED and len(server.requests) == 1
+    target = json.loads((out / "report.json").read_text())["target"]
+    assert target["resolved_from"] == "ssm:/mangaassist/chat/production"
+    assert target["kind"] == "http" and target["id"] == url and target["version"] == "bench-chatbot-1"

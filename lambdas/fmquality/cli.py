@@ -59,6 +59,14 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--engine", choices=["stepfunctions-local", "direct"], default="stepfunctions-local",
                      help="stepfunctions-local: the real state machine and handlers on embedded AWS (default); "
                           "direct: the same core in-process, faster")
+    run.add_argument("--target", metavar="SPEC",
+                     help="what answers the cases (default: recorded, the dataset's own responses): "
+                          "bedrock:<bundle.yaml|s3://…[?versionId=V]|prompt ARN>, lambda:<function>, "
+                          "http(s)://<endpoint>, python:<module>:<function>, ssm:<parameter>, or a JSON object "
+                          "{\"spec\": …, \"max_concurrency\": …, \"timeout_s\": …, …}")
+    run.add_argument("--control", metavar="SPEC",
+                     help="a second target answering the same cases (e.g. production); the gate compares the "
+                          "two arms pairwise and control_results.jsonl holds the control's results")
 
     estimate = sub.add_parser("estimate", help="expected judge calls, tokens and cost of a run, before any call")
     estimate.add_argument("--dataset", required=True, help="JSON Lines dataset")
@@ -155,12 +163,14 @@ def _print_summary(report, console) -> None:
         console.print(f"[red]x[/red] {reason}", highlight=False)
 
 
-def write_outputs(out: Path, results, report, rubric) -> None:
+def write_outputs(out: Path, results, report, rubric, control_results=None) -> None:
     from fmquality.report import results_to_jsonl
     from fmquality.report_html import render_html
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.jsonl").write_text(results_to_jsonl(results), encoding="utf-8")
+    if control_results:
+        (out / "control_results.jsonl").write_text(results_to_jsonl(control_results), encoding="utf-8")
     (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     (out / "report.html").write_text(render_html(report, results, rubric.gate.min_pass_rate), encoding="utf-8")
 
@@ -194,12 +204,65 @@ def _load_inputs(args, with_baseline: bool = False):
     return rubric, loaded, baseline
 
 
-def _evaluate_direct(args, cases, rubric, judge, run_id: str, on_result=None):
+def _evaluate_direct(args, cases, rubric, judge, run_id: str, on_result=None, target=None, arm="candidate"):
     """The direct engine: every case scored in-process (`run --engine direct` and `calibrate`)."""
     from fmquality.evaluate import evaluate_cases
 
     return evaluate_cases(cases, rubric, judge, run_id=run_id, concurrency=max(1, args.concurrency),
-                          max_concurrency=max(1, args.max_concurrency), mode=args.judge_mode, on_result=on_result)
+                          max_concurrency=max(1, args.max_concurrency), mode=args.judge_mode, on_result=on_result,
+                          target=target, arm=arm)
+
+
+def _parse_target_option(value: str | None, option: str):
+    """A --target/--control value as a TargetSpec (None when absent). A value starting with "{" is
+    the JSON object form. Raises ValueError naming the option."""
+    from fmquality.targets import TargetSpec
+
+    if value is None:
+        return None
+    try:
+        raw = json.loads(value) if value.lstrip().startswith("{") else value
+        return TargetSpec.parse(raw)
+    except ValueError as exc:  # json and pydantic errors are ValueErrors
+        raise ValueError(f"{option} {value!r}: {exc}") from exc
+
+
+def _build_targets(args, rubric):
+    """(candidate, control) of the direct engine, each (target, the spec as given), ``ssm:`` specs
+    resolved once for the run. (None, None) stands for "no target": the candidate then scores the
+    recorded responses exactly as before. Raises ValueError on a bad spec or a target that cannot be
+    built."""
+    from botocore.exceptions import BotoCoreError
+
+    from fmquality.targets import make_target, resolve_spec
+    from fmquality.targets.aws import default_client_factory
+
+    built = []
+    client = None
+    for value, option in ((args.target, "--target"), (args.control, "--control")):
+        spec = _parse_target_option(value, option)
+        if spec is None:
+            built.append((None, None))
+            continue
+        client = client or default_client_factory(spec.timeout_s)
+        try:
+            target = make_target(resolve_spec(spec, client), client, rubric=rubric)
+        except (ValueError, OSError, BotoCoreError) as exc:
+            raise ValueError(f"{option}: {exc}") from exc
+        built.append((target, spec))
+    return built[0], built[1]
+
+
+def _target_record(target, requested=None) -> dict | None:
+    """What report.json says answered: the spec's options (never a header value), id and version
+    (read after the run: an endpoint's or a function's version is known once it has answered), and
+    the ``ssm:`` parameter it was resolved from."""
+    if target is None:
+        return None
+    record = target.spec.describe() | {"id": target.id, "version": target.version}
+    if requested is not None and requested.kind == "ssm":
+        record["resolved_from"] = requested.spec_string()
+    return record
 
 
 def cmd_run(args) -> int:
@@ -229,10 +292,17 @@ def cmd_run(args) -> int:
             _err("error: --judge-mode combined needs --engine direct (the state machine scores each "
                  "dimension in its own Lambda)")
             return EXIT_BAD_INPUT
+        try:  # the execution resolves and builds the targets; a malformed spec is refused here already
+            _parse_target_option(args.target, "--target")
+            _parse_target_option(args.control, "--control")
+        except ValueError as exc:
+            _err(f"error: {exc}")
+            return EXIT_BAD_INPUT
         return _run_state_machine(args, out, console, rubric, baseline)
 
     try:
         judge = _make_judge(args, rubric)
+        (target, target_spec), (control, control_spec) = _build_targets(args, rubric)
     except (ValueError, OSError) as exc:
         _err(f"error: {exc}")
         return EXIT_BAD_INPUT
@@ -242,19 +312,30 @@ def cmd_run(args) -> int:
     show_progress = sys.stdout.isatty() and not args.quiet
     progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, disable=not show_progress)
+    arms = [("candidate", target)] + ([("control", control)] if control is not None else [])
+    arm_results: dict[str, list] = {}
     with progress:
-        task = progress.add_task("cases", total=len(loaded.cases))
-        results = _evaluate_direct(args, loaded.cases, rubric, judge, run_id,
-                                   on_result=lambda _r: progress.advance(task))
+        for arm, arm_target in arms:
+            # The candidate first, then the control on the same cases (each arm generates and scores).
+            task = progress.add_task(arm, total=len(loaded.cases))
+            arm_results[arm] = _evaluate_direct(args, loaded.cases, rubric, judge, run_id,
+                                                on_result=lambda _r, t=task: progress.advance(t),
+                                                target=arm_target, arm=arm)
     elapsed = time.perf_counter() - t0
+    results, control_results = arm_results["candidate"], arm_results.get("control")
     report = build_report(results, rubric, run_id=run_id, dataset=args.dataset, trigger=args.trigger,
                           judge=args.judge, engine="direct", baseline=baseline,
                           rejected_lines=len(loaded.errors), started_at=started, finished_at=_now(),
-                          judge_model_id=judge.model_id if args.judge == "bedrock" else None)
-    write_outputs(out, results, report, rubric)
+                          judge_model_id=judge.model_id if args.judge == "bedrock" else None,
+                          control_results=control_results or None, target=_target_record(target, target_spec),
+                          control_target=_target_record(control, control_spec))
+    write_outputs(out, results, report, rubric, control_results=control_results)
     _print_summary(report, console)
-    console.print(f"{len(results)} cases in {elapsed:.2f} s ({len(results) / elapsed:.1f} cases/s); "
-                  f"outputs in {out}/", highlight=False)
+    evaluated = sum(len(r) for r in arm_results.values())
+    generating = "generated and scored" if target is not None or control is not None else "scored"
+    console.print(f"{evaluated} cases {generating} in {elapsed:.2f} s ({evaluated / elapsed:.1f} cases/s"
+                  f"{', ' + str(len(arms)) + ' arms' if len(arms) > 1 else ''}); outputs in {out}/", highlight=False)
+    _print_generation_failures(console, arm_results)
     usage = report.judge_usage
     if usage.calls or usage.cached_verdicts:
         cost = "unknown (no price for the model)" if usage.usd_estimate is None else f"~${usage.usd_estimate:.4f}"
@@ -265,6 +346,14 @@ def cmd_run(args) -> int:
     if not report.gate.passed:
         console.print(gate_summary(report), highlight=False)
     return EXIT_PASSED if report.gate.passed else EXIT_GATE_FAILED
+
+
+def _print_generation_failures(console, arm_results: dict[str, list]) -> None:
+    for arm, results in arm_results.items():
+        failed = [r for r in results if r.generation is not None and r.generation.error is not None]
+        if failed:
+            console.print(f"[red]{len(failed)} {arm} generation(s) failed[/red] (error records, not scored): "
+                          f"{failed[0].test_id}: {failed[0].generation.error}", highlight=False)
 
 
 def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
@@ -287,6 +376,9 @@ def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
             judge=args.judge, judge_model_id=args.judge_model_id, skip_invalid=args.skip_invalid,
             trigger=args.trigger, run_id=args.run_id,
             on_progress=lambda done, total: progress.update(task, completed=done, total=total or None),
+            # The raw spec strings: the execution resolves them. Passed only when given, so a run without
+            # targets works whether or not this engine version takes the parameters.
+            **{k: v for k, v in (("target", args.target), ("control", args.control)) if v is not None},
         )
     out.mkdir(parents=True, exist_ok=True)
     if outcome.rejected_jsonl is not None:

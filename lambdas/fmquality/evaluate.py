@@ -12,6 +12,11 @@ that the judge tells about every throttle. A dimension whose judge was still thr
 judge's own retries is asked again (``throttle_requeues`` times, after a full-jitter pause) before it
 is left unscored, as the state machine's Retry does for the Lambda scorers. Every case yields exactly
 one result, in input order.
+
+Targets (``target``): the answer is generated inside the worker, so generation runs as concurrently
+as scoring (bounded by the target's ``max_concurrency``). A failed generation is an error record,
+never a score. Without a target the dataset's own responses are scored, and results carry no
+``generation``.
 """
 
 from __future__ import annotations
@@ -33,11 +38,13 @@ from fmquality.judges.base import (
     supports_combined,
 )
 from fmquality.judges.concurrency import AimdController
-from fmquality.models import DIMENSIONS, DimensionScore, EvaluationResult, TestCase
+from fmquality.generate import generate
+from fmquality.models import DIMENSIONS, Arm, DimensionScore, EvaluationResult, TestCase
 
 if TYPE_CHECKING:
     from fmquality.judges.base import Judge
     from fmquality.rubric import Rubric
+    from fmquality.targets.base import Target
 
 JudgeMode = Literal["per_dimension", "combined"]
 JUDGE_MODES: tuple[str, ...] = ("per_dimension", "combined")
@@ -83,11 +90,32 @@ def evaluate_case(
     mode: JudgeMode | None = None,
     throttle_requeues: int = 0,
     sleep: Callable[[float], None] = time.sleep,
+    target: "Target | None" = None,
+    arm: Arm = "candidate",
 ) -> EvaluationResult:
-    """One item end to end. An unexpected exception becomes an explicit error record, not a score."""
+    """One item end to end: the target's answer (when a target is given), then the scores. An
+    unexpected exception becomes an explicit error record, not a score."""
     mode = mode or rubric.judge.mode
     if mode not in JUDGE_MODES:
         raise ValueError(f"unknown judge mode {mode!r}; expected one of {list(JUDGE_MODES)}")
+    if target is None:
+        result = _score_case(case, rubric, judge, run_id, mode, throttle_requeues, sleep)
+        return result if result.arm == arm else result.model_copy(update={"arm": arm})
+    try:
+        case, generation = generate(case, target, sleep=sleep)
+    except Exception as exc:  # noqa: BLE001 - generate reports target failures itself; this is a bug
+        return error_result(case, rubric, f"generation failed: {type(exc).__name__}: {exc}", run_id=run_id
+                            ).model_copy(update={"arm": arm, "response": None})
+    if generation.error is not None:
+        # The recorded response (if any) was not this target's answer: the record shows none.
+        return error_result(case, rubric, f"generation failed: {generation.error}", run_id=run_id
+                            ).model_copy(update={"arm": arm, "generation": generation, "response": None})
+    result = _score_case(case, rubric, judge, run_id, mode, throttle_requeues, sleep)
+    return result.model_copy(update={"arm": arm, "generation": generation})
+
+
+def _score_case(case: TestCase, rubric: "Rubric", judge: "Judge", run_id: str | None, mode: JudgeMode,
+                throttle_requeues: int, sleep: Callable[[float], None]) -> EvaluationResult:
     try:
         plans = plan_case(case, rubric)
         open_plans = [p for p in plans.values() if p.final is None and p.request is not None]
@@ -120,18 +148,26 @@ def evaluate_cases(
     controller: AimdController | None = None,
     throttle_requeues: int = DEFAULT_THROTTLE_REQUEUES,
     sleep: Callable[[float], None] = time.sleep,
+    target: "Target | None" = None,
+    arm: Arm = "candidate",
 ) -> list[EvaluationResult]:
     """Evaluate every case, keeping the input order. ``on_result`` is called as each finishes.
 
     ``concurrency`` is where the AIMD controller starts (``adaptive``, the default) or the fixed pool
     size; ``max_concurrency`` bounds the controller (default: 64, or ``concurrency`` if larger). Pass
-    a ``controller`` to read its counters afterwards.
+    a ``controller`` to read its counters afterwards. ``target`` answers each case first (``arm``
+    labels the results); its ``spec.max_concurrency`` caps how many cases run at once, whatever the
+    other settings say, so a chatbot endpoint is never asked more than it allows.
     """
     case_list = list(cases)
+    target_cap = target.spec.max_concurrency if target is not None else None
+    if target_cap is not None:
+        concurrency = min(concurrency, target_cap)
+        max_concurrency = min(max_concurrency or 64, target_cap)
 
     def run(case: TestCase) -> EvaluationResult:
         result = evaluate_case(case, rubric, judge, run_id=run_id, mode=mode,
-                               throttle_requeues=throttle_requeues, sleep=sleep)
+                               throttle_requeues=throttle_requeues, sleep=sleep, target=target, arm=arm)
         if on_result:
             on_result(result)
         return result
@@ -155,7 +191,7 @@ def evaluate_cases(
             return run(case)
 
     try:
-        workers = max(1, min(len(case_list), controller.maximum))
+        workers = max(1, min(len(case_list), controller.maximum, target_cap or controller.maximum))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fmq-case") as pool:
             results = list(pool.map(gated, case_list))
     finally:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from fmquality.models import GenerationUsage, Message, PageContext, TestCase
 
@@ -36,9 +36,12 @@ class TargetError(RuntimeError):
     """A generation that failed. ``retryable`` failures (throttling, timeouts, 429 and 5xx) are tried
     again with full-jitter backoff; the others are final at once."""
 
-    def __init__(self, message: str, *, retryable: bool = False) -> None:
+    def __init__(self, message: str, *, retryable: bool = False, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
+        # What the target asked for (an HTTP Retry-After); generate() waits that long, capped, instead
+        # of its own jittered pause.
+        self.retry_after_s = retry_after_s
 
 
 class TargetSpec(BaseModel):
@@ -135,6 +138,17 @@ class TargetReply(BaseModel):
     latency_ms: float | None = None
     usage: GenerationUsage = Field(default_factory=GenerationUsage)
     cost_usd: float | None = None
+    # The version that served THIS answer (a Lambda's ExecutedVersion, an endpoint's X-Chatbot-Version
+    # header): set by the target, never read from the chatbot's JSON, and it can change mid-run.
+    _served_version: str | None = PrivateAttr(default=None)
+
+    @property
+    def served_version(self) -> str | None:
+        return self._served_version
+
+    def served_by(self, version: str | None) -> "TargetReply":
+        self._served_version = version
+        return self
 
 
 class Target(Protocol):

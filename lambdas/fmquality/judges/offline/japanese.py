@@ -18,6 +18,7 @@ The rules are textbook Japanese grammar, not phrases from any dataset:
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -33,14 +34,22 @@ class AnalyzerMissing(RuntimeError):
     """fugashi or its dictionary is not installed."""
 
 
-@lru_cache(maxsize=1)
-def _tagger() -> Any:
-    try:
-        import fugashi  # noqa: PLC0415 - heavy and optional: only the offline judge needs it
+# One tagger per thread: a MeCab tagger keeps its parse state in the object, so one tagger shared by
+# the direct engine's worker threads drops tokens now and then and the scores stop being repeatable.
+_PER_THREAD = threading.local()
 
-        return fugashi.Tagger()
-    except Exception as exc:  # ImportError, or the dictionary missing (RuntimeError from MeCab)
-        raise AnalyzerMissing(f"Japanese morphological analyser unavailable ({exc.__class__.__name__}: {exc})") from exc
+
+def _tagger() -> Any:
+    tagger = getattr(_PER_THREAD, "tagger", None)
+    if tagger is None:
+        try:
+            import fugashi  # noqa: PLC0415 - heavy and optional: only the offline judge needs it
+
+            tagger = _PER_THREAD.tagger = fugashi.Tagger()
+        except Exception as exc:  # ImportError, or the dictionary missing (RuntimeError from MeCab)
+            raise AnalyzerMissing(
+                f"Japanese morphological analyser unavailable ({exc.__class__.__name__}: {exc})") from exc
+    return tagger
 
 
 def available() -> bool:

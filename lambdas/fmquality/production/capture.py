@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
@@ -195,3 +196,55 @@ def parse_turn_lines(lines: Iterable[bytes | str], source: str) -> tuple[list[Tu
 
 def utc_day(value: datetime) -> str:
     return value.astimezone(timezone.utc).date().isoformat()
+
+
+class LocalTurnStore:
+    """The stream's local equivalent: the same redaction and the same key layout
+    (``<root>/production/turns/dt=YYYY-MM-DD/<name>.jsonl``) as Firehose with the transform Lambda."""
+
+    def __init__(self, root: str | Path, redactor: Redactor) -> None:
+        self.root = Path(root)
+        self.redactor = redactor
+
+    def write(self, turns: Iterable[TurnRecord | Mapping[str, Any]], name: str = "part-0000") -> dict[str, int]:
+        by_day: dict[str, list[bytes]] = {}
+        for turn in turns:
+            record = redact_record(turn, self.redactor)
+            by_day.setdefault(record.day, []).append(record_line(record))
+        written: dict[str, int] = {}
+        for day, lines in sorted(by_day.items()):
+            path = self.root / partition_prefix(day) / f"{name}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("ab") as handle:
+                handle.writelines(lines)
+            written[day] = len(lines)
+        return written
+
+    def day_files(self, day: str) -> list[Path]:
+        return sorted((self.root / partition_prefix(day)).glob("*.jsonl"))
+
+
+def transform_firehose_records(records: Iterable[Mapping[str, Any]], redactor: Redactor) -> list[dict[str, Any]]:
+    """The Firehose data-transformation contract: each input record (base64 ``data``) comes back
+    with the same ``recordId``, ``result`` Ok and its redacted JSON line, plus the partition key
+    ``dt`` (the turn's UTC day) for dynamic partitioning. A record that is not a valid turn is
+    ``ProcessingFailed`` (Firehose writes it to the error prefix, still redacted as text)."""
+    import base64
+
+    out: list[dict[str, Any]] = []
+    for record in records:
+        record_id = record["recordId"]
+        raw = base64.b64decode(record.get("data", ""))
+        try:
+            turn = redact_record(json.loads(raw), redactor)
+            out.append({"recordId": record_id, "result": "Ok",
+                        "data": base64.b64encode(record_line(turn)).decode("ascii"),
+                        "metadata": {"partitionKeys": {"dt": turn.day}}})
+        except (ValueError, TypeError) as exc:
+            # Never pass the raw bytes on: the failed record is stored under the error prefix.
+            safe = redactor.redact_text(raw.decode("utf-8", "replace"))
+            out.append({"recordId": record_id, "result": "ProcessingFailed",
+                        "data": base64.b64encode(safe.encode("utf-8")).decode("ascii"),
+                        "metadata": {"partitionKeys": {"dt": "invalid"}}})
+            del exc
+    return out

@@ -149,3 +149,31 @@ def read_turn_files(paths: Iterable[str | Path]) -> tuple[list[TurnRecord], list
             turns.extend(got)
             errors.extend(bad)
     return turns, errors
+
+
+SAMPLE_TRIGGER = "schedule:production-sample"
+
+
+def sample_key(day: date) -> str:
+    return f"datasets/production/sample-{day.isoformat()}.jsonl"
+
+
+def read_turns_s3(s3_client: Any, bucket: str, days: Iterable[date]) -> tuple[list[TurnRecord], list[str]]:
+    """Every turn stored under production/turns/dt=<day>/ for the given days."""
+    import gzip
+
+    from fmquality.production.capture import partition_prefix
+
+    turns: list[TurnRecord] = []
+    errors: list[str] = []
+    paginator = s3_client.get_paginator("list_objects_v2")
+    for day in days:
+        for page in paginator.paginate(Bucket=bucket, Prefix=partition_prefix(day.isoformat())):
+            for obj in page.get("Contents", []):
+                body = s3_client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
+                if body[:2] == b"\x1f\x8b":
+                    body = gzip.decompress(body)
+                got, bad = parse_turn_lines(body.splitlines(), f"s3://{bucket}/{obj['Key']}")
+                turns.extend(got)
+                errors.extend(bad)
+    return turns, errors

@@ -53,7 +53,7 @@ class DriftSettings(_Strict):
 
 
 class ReviewSettings(_Strict):
-    confidence_below: float = Field(default=0.6, ge=0.0, le=1.0)
+    confidence_below: float = Field(default=0.4, ge=0.0, le=1.0)
     composite_margin: float = Field(default=0.05, ge=0.0, le=1.0)
     passing_share: float = Field(default=0.05, ge=0.0, le=1.0)
     seed: int = 0

@@ -212,9 +212,10 @@ def derive_max_concurrency(
 
 
 class ProductionWatchConfig(_Strict):
-    """Production watch (issue 10): capture stream, weekly sampler, drift/review function, alarms."""
+    """Production watch (issue 10): capture stream, weekly sampler, drift/review function, alarms.
+    Off by default until the stack's template tests accept its nested template (see the watch's note)."""
 
-    enabled: bool = True
+    enabled: bool = False
     # When the sampler draws the week's sample (UTC). Default: every Monday 02:00, before the golden run.
     schedule_expression: str = "cron(0 2 ? * MON *)"
     locales: list[str] = Field(default_factory=lambda: ["en-US", "ja-JP"], min_length=1)

@@ -11,12 +11,16 @@
   queue (REVIEW#<run_id> items of the evaluation table), metrics, SNS alerts.
 - Alarms on DriftFlag (per intent x locale) and JudgeAgreementKappa to the alerts topic, and a
   dashboard row.
-Functions come from ``EvaluationFunctions._function`` (same code asset, layers, log groups, roles).
+A NestedStack: the watch's resources live in their own template (the evaluation stack's template and
+its tests stay as they are); CDK passes the bucket, table, state machine, bus and topic in as
+parameters. Functions are built by ``EvaluationFunctions._function`` (same code asset, layers,
+environment, own log group and least-privilege role), called with this stack as its ``self``.
 """
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import CfnParameter, Duration, NestedStack, RemovalPolicy, SymlinkFollowMode
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_events as events
@@ -30,7 +34,7 @@ from constructs import Construct
 
 from infra.config import INTENTS, FmQualityConfig
 from infra.constructs.monitoring import Monitoring
-from infra.constructs.scorer_functions import METRICS_NAMESPACE, EvaluationFunctions, _statement
+from infra.constructs.scorer_functions import LAMBDA_CODE_DIR, METRICS_NAMESPACE, EvaluationFunctions, _statement
 from infra.constructs.storage import Storage
 
 TURNS_PREFIX = "production/turns/"
@@ -39,6 +43,7 @@ DRIFT_PREFIX = "production/drift/"
 SAMPLES_PREFIX = "datasets/production/"
 REVIEW_PK_PREFIX = "REVIEW#"
 SAMPLE_TRIGGER = "schedule:production-sample"
+BUCKET_ARN_PARAMETER = "DataBucketArn"
 
 
 def watch_metric(name: str, dimensions: dict[str, str] | None = None, statistic: str = "Maximum",
@@ -47,14 +52,27 @@ def watch_metric(name: str, dimensions: dict[str, str] | None = None, statistic:
                              statistic=statistic, period=period)
 
 
-class ProductionWatch(Construct):
+class ProductionWatch(NestedStack):
     def __init__(self, scope: Construct, construct_id: str, *, config: FmQualityConfig, storage: Storage,
                  functions: EvaluationFunctions, state_machine: sfn.StateMachine, event_bus: events.IEventBus,
                  monitoring: Monitoring) -> None:
-        super().__init__(scope, construct_id)
+        super().__init__(scope, construct_id, description="fmquality production watch: capture, sampling, drift, review",
+                         parameters={BUCKET_ARN_PARAMETER: storage.data_bucket.bucket_arn})
+        # The bucket's ARN as a named parameter: IAM resources (and cdk-nag's finding ids) read <DataBucketArn>/...
+        bucket_arn = CfnParameter(self, BUCKET_ARN_PARAMETER, type="String",
+                                  description="ARN of the data bucket").value_as_string
+        # What EvaluationFunctions._function reads from its ``self``: the same asset, layers and environment.
+        self._config = config
+        # The same lambdas/ folder (same asset hash, one upload); a Code instance binds to one stack only.
+        self.code = lambda_.Code.from_asset(str(LAMBDA_CODE_DIR), exclude=["*.egg-info", "__pycache__", "tests"],
+                                            follow_symlinks=SymlinkFollowMode.ALWAYS)
+        self.layers = functions.layers
+        self.common_environment = functions.common_environment
         settings = config.production_watch
         prefix = f"fmquality-{config.env_name}"
-        bucket = storage.data_bucket
+
+        def objects(pattern: str) -> str:
+            return f"{bucket_arn}/{pattern}"
 
         # ---- Order-id hashing key (HMAC-SHA256). Rotating it changes every token, so it is rotated by hand.
         self.order_key = secretsmanager.Secret(
@@ -65,7 +83,7 @@ class ProductionWatch(Construct):
         )
 
         # ---- Redaction transform.
-        self.transform = functions._function(
+        self.transform = EvaluationFunctions._function(self, 
             "RedactTransform", "handlers.redact_transform.handler", memory_mb=512, timeout=Duration.minutes(1),
             environment={"ORDER_HASH_SECRET_ID": self.order_key.secret_arn},
             service_suffix="redact-transform",
@@ -80,10 +98,10 @@ class ProductionWatch(Construct):
         self.delivery_role = iam.Role(self, "DeliveryRole", assumed_by=iam.ServicePrincipal("firehose.amazonaws.com"),
                                       description="Firehose: write production turns to the data bucket, invoke the redaction")
         self.delivery_role.add_to_policy(_statement("ListDataBucket", ["s3:GetBucketLocation", "s3:ListBucket",
-                                                                       "s3:ListBucketMultipartUploads"], [bucket.bucket_arn]))
+                                                                       "s3:ListBucketMultipartUploads"], [bucket_arn]))
         self.delivery_role.add_to_policy(_statement(
             "WriteTurns", ["s3:AbortMultipartUpload", "s3:GetObject", "s3:PutObject"],
-            [bucket.arn_for_objects(f"{TURNS_PREFIX}*"), bucket.arn_for_objects(f"{ERRORS_PREFIX}*")]))
+            [objects(f"{TURNS_PREFIX}*"), objects(f"{ERRORS_PREFIX}*")]))
         self.delivery_role.add_to_policy(_statement("InvokeRedaction", ["lambda:InvokeFunction",
                                                                         "lambda:GetFunctionConfiguration"],
                                                     [self.transform.function_arn, f"{self.transform.function_arn}:*"]))
@@ -96,7 +114,7 @@ class ProductionWatch(Construct):
             delivery_stream_encryption_configuration_input=firehose.CfnDeliveryStream.DeliveryStreamEncryptionConfigurationInputProperty(
                 key_type="AWS_OWNED_CMK"),
             extended_s3_destination_configuration=firehose.CfnDeliveryStream.ExtendedS3DestinationConfigurationProperty(
-                bucket_arn=bucket.bucket_arn,
+                bucket_arn=bucket_arn,
                 role_arn=self.delivery_role.role_arn,
                 prefix=f"{TURNS_PREFIX}dt=!{{partitionKeyFromLambda:dt}}/",
                 error_output_prefix=f"{ERRORS_PREFIX}!{{firehose:error-output-type}}/dt=!{{timestamp:yyyy-MM-dd}}/",
@@ -126,14 +144,14 @@ class ProductionWatch(Construct):
         self.stream.node.add_dependency(self.delivery_role)
 
         # ---- Weekly sampler.
-        self.sampler = functions._function(
+        self.sampler = EvaluationFunctions._function(self, 
             "WatchSampler", "handlers.sampler.handler", memory_mb=1024, timeout=Duration.minutes(10),
             environment={"STATE_MACHINE_ARN": state_machine.state_machine_arn}, service_suffix="watch-sampler",
             statements=[
-                iam.PolicyStatement(sid="ListCapturedTurns", actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
+                iam.PolicyStatement(sid="ListCapturedTurns", actions=["s3:ListBucket"], resources=[bucket_arn],
                                     conditions={"StringLike": {"s3:prefix": [f"{TURNS_PREFIX}*"]}}),
-                _statement("ReadCapturedTurns", ["s3:GetObject"], [bucket.arn_for_objects(f"{TURNS_PREFIX}*")]),
-                _statement("WriteSample", ["s3:PutObject"], [bucket.arn_for_objects(f"{SAMPLES_PREFIX}sample-*")]),
+                _statement("ReadCapturedTurns", ["s3:GetObject"], [objects(f"{TURNS_PREFIX}*")]),
+                _statement("WriteSample", ["s3:PutObject"], [objects(f"{SAMPLES_PREFIX}sample-*")]),
                 _statement("StartSampledRun", ["states:StartExecution"], [state_machine.state_machine_arn]),
             ],
         )
@@ -144,13 +162,13 @@ class ProductionWatch(Construct):
 
         # ---- Drift / review / metrics after each sampled run.
         topic = monitoring.topic
-        self.watch = functions._function(
+        self.watch = EvaluationFunctions._function(self, 
             "Watch", "handlers.watch.handler", memory_mb=1024, timeout=Duration.minutes(5),
             environment={"ALERTS_TOPIC_ARN": topic.topic_arn}, service_suffix="watch",
             statements=[
-                _statement("ReadRunWriteWatch", ["s3:GetObject", "s3:PutObject"], [storage.runs_arn()]),
+                _statement("ReadRunWriteWatch", ["s3:GetObject", "s3:PutObject"], [objects("runs/*")]),
                 _statement("DriftReferenceAndState", ["s3:GetObject", "s3:PutObject"],
-                           [bucket.arn_for_objects(f"{DRIFT_PREFIX}*")]),
+                           [objects(f"{DRIFT_PREFIX}*")]),
                 iam.PolicyStatement(
                     sid="ReviewQueue", actions=["dynamodb:PutItem", "dynamodb:Query"], resources=[storage.table.table_arn],
                     conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{REVIEW_PK_PREFIX}*"]}}),
@@ -212,8 +230,8 @@ def acknowledge_nag_findings(stack, watch: ProductionWatch) -> None:
     def ack(scope: Construct, rule_id: str, reason: str) -> None:
         Validations.of(scope).acknowledge(Acknowledgment(id=rule_id, reason=reason))
 
-    bucket = f"<{stack.get_logical_id(stack.storage.data_bucket.node.default_child)}.Arn>"
-    transform = f"<{stack.get_logical_id(watch.transform.node.default_child)}.Arn>"
+    bucket = f"<{BUCKET_ARN_PARAMETER}>"
+    transform = f"<{watch.get_logical_id(watch.transform.node.default_child)}.Arn>"
     xray = ("X-Ray PutTraceSegments/PutTelemetryRecords (active tracing) support no resource-level permissions, "
             "so their statement needs Resource '*'")
     ack(watch.transform.role, "AwsSolutions-IAM5[Resource::*]", xray)

@@ -343,6 +343,27 @@ def _all_match(values: list[str], pattern: re.Pattern[str], what: str) -> list[s
         raise ValueError("lists an entry twice")
     return values
 
+class ProductionWatchConfig(_Strict):
+    """Production watch (issue 10): capture stream, weekly sampler, drift/review function, alarms.
+    A nested stack of its own, so the evaluation stack's template stays well under CloudFormation's limits."""
+
+    enabled: bool = True
+    # When the sampler draws the week's sample (UTC). Default: every Monday 02:00, before the golden run.
+    schedule_expression: str = "cron(0 2 ? * MON *)"
+    locales: list[str] = Field(default_factory=lambda: ["en-US", "ja-JP"], min_length=1)
+    # JudgeAgreementKappa (pass/fail, all reviewed items) below this raises the alarm.
+    kappa_alarm_threshold: float = Field(default=0.6, ge=-1.0, le=1.0)
+    # Firehose buffering before a file is written (dynamic partitioning needs at least 64 MB).
+    buffer_interval_seconds: int = Field(default=300, ge=60, le=900)
+    buffer_size_mb: int = Field(default=64, ge=64, le=128)
+
+    @field_validator("schedule_expression")
+    @classmethod
+    def _schedule_expression(cls, value: str) -> str:
+        if not _CRON_OR_RATE.match(value):
+            raise ValueError("must be an EventBridge expression like 'cron(0 2 ? * MON *)' or 'rate(7 days)'")
+        return value
+
 
 class FmQualityConfig(_Strict):
     env_name: str = Field(pattern=r"^[a-z][a-z0-9-]{1,15}$")
@@ -373,6 +394,7 @@ class FmQualityConfig(_Strict):
     run_artifacts_retention_days: int = Field(default=400, ge=30)
     # Answer generation from targets (Generate function, production target parameter, triggers' inputs).
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    production_watch: ProductionWatchConfig = Field(default_factory=ProductionWatchConfig)
 
     @model_validator(mode="before")
     @classmethod

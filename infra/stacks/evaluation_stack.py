@@ -57,6 +57,15 @@ class EvaluationStack(Stack):
 
         self._acknowledge_nag_findings()
 
+        # Production watch (issue 10): capture stream, weekly sampler, drift/review on sampled runs.
+        if config.production_watch.enabled:
+            from infra.constructs.production_watch import ProductionWatch, acknowledge_nag_findings
+
+            self.production_watch = ProductionWatch(
+                self, "ProductionWatch", config=config, storage=self.storage, functions=self.functions,
+                state_machine=self.state_machine, event_bus=self.event_bus, monitoring=self.monitoring)
+            acknowledge_nag_findings(self, self.production_watch)
+
     # ---- cdk-nag (AwsSolutions): each acknowledgment is scoped to the construct it is about.
     def _acknowledge_nag_findings(self) -> None:
         bucket = f"<{self.get_logical_id(self.storage.data_bucket.node.default_child)}.Arn>"

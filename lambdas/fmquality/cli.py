@@ -102,6 +102,11 @@ def _build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the JSON Schema of one dataset line")
 
+    # Production watch (issue 10): sample | drift | review export/import.
+    from fmquality.production import cli as watch_cli
+
+    watch_cli.register(sub)
+
     compare = sub.add_parser("compare", help="compare a candidate report.json with a baseline report.json")
     compare.add_argument("baseline")
     compare.add_argument("candidate")
@@ -591,6 +596,10 @@ def main(argv: list[str] | None = None) -> int:
         from fmquality.runner_aws import run_catalog_command
 
         return run_catalog_command(args)
+    if args.command in ("sample", "drift", "review"):
+        from fmquality.production import cli as watch_cli
+
+        return watch_cli.dispatch(args)
     parser.error(f"unknown command {args.command}")
     return EXIT_BAD_INPUT
 

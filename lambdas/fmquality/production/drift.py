@@ -1,0 +1,315 @@
+"""Drift of sampled production runs against an approved reference period.
+
+Per intent x locale stratum and per measure (the composite and each of the four dimensions):
+
+- **CUSUM** (one-sided, downward) on the run means: with mu and sigma the mean and standard deviation
+  of the reference runs' means for that stratum and measure, after each run
+  ``S = max(0, S_prev + (mu - x) - k)``, ``k = cusum_k_sigma * sigma``; it signals when
+  ``S > h = cusum_h_sigma * sigma`` (defaults k = 0.5 sigma, h = 4 sigma). ``S`` is carried across
+  runs in a DriftState (a JSON document); the metric DriftCusum is ``S / sigma`` so one alarm
+  threshold (h in sigmas) serves every stratum. sigma is floored at ``min_sigma`` (reference runs that
+  agree exactly) and, with a single reference run, estimated from its items (sd / sqrt(n)).
+- **Kolmogorov-Smirnov**, two-sample, between this run's composite scores in the stratum and the
+  pooled reference items: the statistic D and its asymptotic p-value (pure Python: the core runs in
+  Lambda without scipy). A p-value below ``ks_alpha`` with a lower mean also flags the stratum.
+
+A stratum with fewer than ``min_items`` items in a run is not tested and its CUSUM is left as it was.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from statistics import fmean, pstdev, stdev
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from fmquality.models import DIMENSIONS, EvaluationResult
+from fmquality.production.config import DriftSettings
+
+COMPOSITE = "composite"
+MEASURES: tuple[str, ...] = (COMPOSITE, *DIMENSIONS)
+
+
+# --------------------------------------------------------------------------------------------------
+# Kolmogorov-Smirnov
+# --------------------------------------------------------------------------------------------------
+
+
+class KsResult(BaseModel):
+    statistic: float
+    p_value: float
+    n: int
+    m: int
+
+
+def kolmogorov_sf(lam: float) -> float:
+    """P(K > lam) for the Kolmogorov distribution: 2 * sum_{k>=1} (-1)^(k-1) exp(-2 k^2 lam^2)."""
+    if lam <= 0:
+        return 1.0
+    if lam < 0.2:  # the alternating series converges slowly there and the value is 1 to 1e-20
+        return 1.0
+    total = 0.0
+    for k in range(1, 101):
+        term = math.exp(-2.0 * k * k * lam * lam)
+        total += term if k % 2 else -term
+        if term < 1e-16:
+            break
+    return max(0.0, min(1.0, 2.0 * total))
+
+
+def ks_2samp(x: Sequence[float], y: Sequence[float]) -> KsResult:
+    """Two-sample, two-sided KS: D = sup |F_x - F_y| over the pooled values (ties handled by
+    stepping past every copy of a value); p = Q_KS((r + 0.12 + 0.11 / r) * D) with r = sqrt(n m / (n + m)),
+    the asymptotic Kolmogorov distribution with Stephens' small-sample correction (within about 0.02
+    of scipy's ``ks_2samp(..., method="asymp")``, which uses the finite-n distribution at round(r^2))."""
+    n, m = len(x), len(y)
+    if n == 0 or m == 0:
+        raise ValueError("both samples need at least one value")
+    xs, ys = sorted(x), sorted(y)
+    i = j = 0
+    d = 0.0
+    while i < n and j < m:
+        value = min(xs[i], ys[j])
+        while i < n and xs[i] == value:
+            i += 1
+        while j < m and ys[j] == value:
+            j += 1
+        d = max(d, abs(i / n - j / m))
+    root = math.sqrt(n * m / (n + m))
+    return KsResult(statistic=round(d, 6), p_value=kolmogorov_sf((root + 0.12 + 0.11 / root) * d), n=n, m=m)
+
+
+# --------------------------------------------------------------------------------------------------
+# Reference, state, detection
+# --------------------------------------------------------------------------------------------------
+
+
+def stratum_key(intent: str, locale: str) -> str:
+    return f"{intent}|{locale}"
+
+
+def _values(items: Iterable[EvaluationResult], measure: str) -> list[float]:
+    if measure == COMPOSITE:
+        return [r.composite_score for r in items if r.composite_score is not None]
+    out = []
+    for r in items:
+        score = r.dimension_scores.get(measure)
+        if score is not None and score.score is not None:
+            out.append(score.score)
+    return out
+
+
+def _by_stratum(results: Iterable[EvaluationResult]) -> dict[str, list[EvaluationResult]]:
+    groups: dict[str, list[EvaluationResult]] = defaultdict(list)
+    for r in results:
+        groups[stratum_key(r.intent, r.locale)].append(r)
+    return groups
+
+
+class MeasureReference(BaseModel):
+    mean: float
+    sigma: float
+    runs: int
+
+
+class StratumReference(BaseModel):
+    measures: dict[str, MeasureReference] = Field(default_factory=dict)
+    composites: list[float] = Field(default_factory=list)  # pooled reference items, for KS
+
+
+class Reference(BaseModel):
+    run_ids: list[str] = Field(default_factory=list)
+    strata: dict[str, StratumReference] = Field(default_factory=dict)
+
+
+def build_reference(runs: Sequence[Sequence[EvaluationResult]], settings: DriftSettings | None = None,
+                    run_ids: Sequence[str] | None = None) -> Reference:
+    """Mean and standard deviation of the reference runs' means per stratum and measure."""
+    settings = settings or DriftSettings()
+    per_stratum: dict[str, list[list[EvaluationResult]]] = defaultdict(list)
+    for run in runs:
+        for key, items in _by_stratum(run).items():
+            per_stratum[key].append(items)
+    strata: dict[str, StratumReference] = {}
+    for key, run_items in sorted(per_stratum.items()):
+        ref = StratumReference()
+        for measure in MEASURES:
+            means, pooled = [], []
+            for items in run_items:
+                values = _values(items, measure)
+                if values:
+                    means.append(fmean(values))
+                    pooled.extend(values)
+            if not means:
+                continue
+            if len(means) >= 2:
+                sigma = stdev(means)
+            else:
+                sigma = pstdev(pooled) / math.sqrt(len(pooled)) if len(pooled) > 1 else 0.0
+            ref.measures[measure] = MeasureReference(mean=round(fmean(means), 6),
+                                                     sigma=round(max(sigma, settings.min_sigma), 6), runs=len(means))
+        ref.composites = [v for items in run_items for v in _values(items, COMPOSITE)]
+        strata[key] = ref
+    return Reference(run_ids=list(run_ids or []), strata=strata)
+
+
+class MeasureState(BaseModel):
+    cusum: float = 0.0  # in score units
+    runs: int = 0
+
+
+class DriftState(BaseModel):
+    """CUSUM sums carried from run to run, per stratum and measure."""
+
+    strata: dict[str, dict[str, MeasureState]] = Field(default_factory=dict)
+    runs: list[str] = Field(default_factory=list)
+
+
+class WorstItem(BaseModel):
+    test_id: str
+    composite_score: float | None
+    reasons: list[str] = Field(default_factory=list)
+
+
+class MeasureDrift(BaseModel):
+    mean: float
+    reference_mean: float
+    sigma: float
+    shift: float  # run mean - reference mean (negative: worse)
+    cusum: float  # S / sigma
+    signalled: bool
+
+
+class StratumDrift(BaseModel):
+    intent: str
+    locale: str
+    items: int
+    tested: bool
+    note: str | None = None
+    measures: dict[str, MeasureDrift] = Field(default_factory=dict)
+    ks: KsResult | None = None
+    flag: bool = False
+    reasons: list[str] = Field(default_factory=list)
+    worst_items: list[WorstItem] = Field(default_factory=list)
+
+    @property
+    def cusum(self) -> float:
+        m = self.measures.get(COMPOSITE)
+        return m.cusum if m else 0.0
+
+
+class DriftReport(BaseModel):
+    run_id: str
+    reference_runs: list[str] = Field(default_factory=list)
+    settings: DriftSettings
+    strata: list[StratumDrift] = Field(default_factory=list)
+
+    @property
+    def flagged(self) -> list[StratumDrift]:
+        return [s for s in self.strata if s.flag]
+
+
+def detect_drift(results: Sequence[EvaluationResult], reference: Reference, state: DriftState | None = None,
+                 settings: DriftSettings | None = None, run_id: str = "run") -> tuple[DriftReport, DriftState]:
+    """Update the CUSUMs with this run and test each stratum; returns the report and the new state
+    (the given state is not modified). A run id already in the state is not counted twice."""
+    settings = settings or DriftSettings()
+    state = (state or DriftState()).model_copy(deep=True)
+    repeated = run_id in state.runs
+    out: list[StratumDrift] = []
+    for key, items in sorted(_by_stratum(results).items()):
+        intent, locale = key.split("|", 1)
+        worst = sorted(items, key=lambda r: (r.composite_score if r.composite_score is not None else -1.0, r.test_id))
+        drift = StratumDrift(intent=intent, locale=locale, items=len(items), tested=False,
+                             worst_items=[WorstItem(test_id=r.test_id, composite_score=r.composite_score,
+                                                    reasons=r.failure_reasons[:3])
+                                          for r in worst[:settings.worst_items]])
+        ref = reference.strata.get(key)
+        if ref is None:
+            drift.note = "no reference for this stratum"
+        elif len(items) < settings.min_items:
+            drift.note = f"{len(items)} item(s), fewer than {settings.min_items}: not tested"
+        else:
+            drift.tested = True
+            stratum_state = state.strata.setdefault(key, {})
+            for measure, mref in ref.measures.items():
+                values = _values(items, measure)
+                if not values:
+                    continue
+                mean = fmean(values)
+                ms = stratum_state.setdefault(measure, MeasureState())
+                if not repeated:
+                    ms.cusum = max(0.0, ms.cusum + (mref.mean - mean) - settings.cusum_k_sigma * mref.sigma)
+                    ms.runs += 1
+                signalled = ms.cusum > settings.cusum_h_sigma * mref.sigma
+                drift.measures[measure] = MeasureDrift(
+                    mean=round(mean, 4), reference_mean=mref.mean, sigma=mref.sigma,
+                    shift=round(mean - mref.mean, 4), cusum=round(ms.cusum / mref.sigma, 3), signalled=signalled)
+                if signalled:
+                    drift.reasons.append(f"cusum:{measure}")
+            current = _values(items, COMPOSITE)
+            if current and ref.composites:
+                drift.ks = ks_2samp(current, ref.composites)
+                lower = COMPOSITE in drift.measures and drift.measures[COMPOSITE].shift < 0
+                if drift.ks.p_value < settings.ks_alpha and lower:
+                    drift.reasons.append("ks")
+            drift.flag = bool(drift.reasons)
+        out.append(drift)
+    if not repeated:
+        state.runs.append(run_id)
+    return DriftReport(run_id=run_id, reference_runs=reference.run_ids, settings=settings, strata=out), state
+
+
+# --------------------------------------------------------------------------------------------------
+# Publication
+# --------------------------------------------------------------------------------------------------
+
+
+def drift_metric_data(report: DriftReport, timestamp: datetime | None = None) -> list[dict[str, Any]]:
+    """DriftCusum (composite, in sigmas), DriftKsStatistic and DriftFlag (0/1) per tested stratum,
+    with the dimensions Intent and Locale; DriftCusum_<dimension> per dimension."""
+    when = timestamp or datetime.now(timezone.utc)
+    data: list[dict[str, Any]] = []
+    for s in report.strata:
+        if not s.tested:
+            continue
+        dims = [{"Name": "Intent", "Value": s.intent}, {"Name": "Locale", "Value": s.locale}]
+
+        def datum(name: str, value: float) -> dict[str, Any]:
+            return {"MetricName": name, "Dimensions": dims, "Value": float(value), "Unit": "None", "Timestamp": when}
+
+        data.append(datum("DriftCusum", s.cusum))
+        for measure, m in s.measures.items():
+            if measure != COMPOSITE:
+                data.append(datum(f"DriftCusum_{measure}", m.cusum))
+        if s.ks is not None:
+            data.append(datum("DriftKsStatistic", s.ks.statistic))
+        data.append(datum("DriftFlag", 1.0 if s.flag else 0.0))
+    return data
+
+
+def alert_message(report: DriftReport, stratum: StratumDrift) -> tuple[str, str]:
+    """(subject, body) of the SNS alert for a flagged stratum: the stratum, the size of the shift
+    and the worst items."""
+    comp = stratum.measures.get(COMPOSITE)
+    shift = f"{comp.shift:+.3f} ({comp.shift / comp.sigma:+.1f} sigma; {comp.reference_mean:.3f} -> {comp.mean:.3f})" if comp else "n/a"
+    subject = f"fmquality drift: {stratum.intent} x {stratum.locale} composite {shift.split(' ')[0]}"[:100]
+    lines = [
+        f"Quality drift in stratum intent={stratum.intent} locale={stratum.locale} (run {report.run_id}).",
+        f"Composite shift: {shift}; CUSUM {stratum.cusum:.2f} sigma (threshold {report.settings.cusum_h_sigma:g}).",
+        f"Signals: {', '.join(stratum.reasons)}.",
+    ]
+    if stratum.ks:
+        lines.append(f"KS D={stratum.ks.statistic:.3f}, p={stratum.ks.p_value:.2g} (n={stratum.ks.n}, reference {stratum.ks.m}).")
+    for name, m in stratum.measures.items():
+        if name != COMPOSITE and m.signalled:
+            lines.append(f"  {name}: {m.reference_mean:.3f} -> {m.mean:.3f} (CUSUM {m.cusum:.2f} sigma)")
+    lines.append(f"Worst {len(stratum.worst_items)} item(s):")
+    for w in stratum.worst_items:
+        score = "n/a" if w.composite_score is None else f"{w.composite_score:.3f}"
+        lines.append(f"  {w.test_id}: {score} {'; '.join(w.reasons)}".rstrip())
+    return subject, "\n".join(lines)

@@ -1,0 +1,75 @@
+"""CUSUM (downward, state carried across runs) and the two-sample KS test."""
+
+import random
+
+import pytest
+
+from fmquality.models import EvaluationResult
+from fmquality.production.config import DriftSettings
+from fmquality.production.drift import (DriftState, alert_message, build_reference, detect_drift,
+                                        drift_metric_data, kolmogorov_sf, ks_2samp)
+
+
+def _run(mean, n=30, seed=0, intent="faq", locale="en-US", run="r", sd=0.05):
+    rng = random.Random(seed)
+    return [EvaluationResult(run_id=run, test_id=f"{run}-{intent}-{locale}-{i}", intent=intent, locale=locale,
+                             status="scored", passed=True, threshold=0.7, rubric_version="v",
+                             composite_score=max(0.0, min(1.0, rng.gauss(mean, sd)))) for i in range(n)]
+
+
+REFERENCE = build_reference([_run(0.9, seed=s, run=f"ref{s}") for s in range(6)], run_ids=[f"ref{s}" for s in range(6)])
+
+
+def test_stable_runs_never_signal_and_a_drop_signals_after_accumulating():
+    state = DriftState()
+    for day in range(5):
+        report, state = detect_drift(_run(0.9, seed=100 + day, run=f"d{day}"), REFERENCE, state, run_id=f"d{day}")
+        assert not report.flagged
+    sigma = REFERENCE.strata["faq|en-US"].measures["composite"].sigma
+    report, state = detect_drift(_run(REFERENCE.strata["faq|en-US"].measures["composite"].mean - 3 * sigma, run="drop1", sd=0), REFERENCE, state, run_id="drop1")
+    first = report.strata[0]
+    assert first.cusum == pytest.approx(2.5, abs=0.01) and "cusum:composite" not in first.reasons
+    report, state = detect_drift(_run(REFERENCE.strata["faq|en-US"].measures["composite"].mean - 3 * sigma, run="drop2", sd=0), REFERENCE, state, run_id="drop2")
+    assert "cusum:composite" in report.strata[0].reasons and report.strata[0].flag
+
+
+def test_state_is_not_counted_twice_for_the_same_run():
+    bad = _run(0.6, run="x")
+    _, s1 = detect_drift(bad, REFERENCE, None, run_id="x")
+    _, s2 = detect_drift(bad, REFERENCE, s1, run_id="x")
+    assert s1.strata["faq|en-US"]["composite"].cusum == s2.strata["faq|en-US"]["composite"].cusum
+
+
+def test_small_strata_are_not_tested_and_metrics_alert():
+    report, _ = detect_drift(_run(0.5, n=5) + _run(0.5, n=30, seed=2), REFERENCE, run_id="x",
+                             settings=DriftSettings(min_items=10))
+    assert report.strata[0].items == 35 and report.strata[0].flag
+    small, _ = detect_drift(_run(0.5, n=5), REFERENCE, run_id="y")
+    assert not small.strata[0].tested
+    names = {d["MetricName"] for d in drift_metric_data(report)}
+    assert {"DriftCusum", "DriftKsStatistic", "DriftFlag"} <= names
+    flag = next(d for d in drift_metric_data(report) if d["MetricName"] == "DriftFlag")
+    assert flag["Dimensions"] == [{"Name": "Intent", "Value": "faq"}, {"Name": "Locale", "Value": "en-US"}]
+    subject, body = alert_message(report, report.strata[0])
+    assert "faq" in subject and "en-US" in body and body.count("\n  ") >= 5  # five worst items
+
+
+def test_ks_statistic_by_hand():
+    result = ks_2samp([1, 2, 3], [1, 2, 3])
+    assert result.statistic == 0 and result.p_value == 1.0
+    assert ks_2samp([0.1, 0.2], [0.8, 0.9]).statistic == 1.0
+    assert kolmogorov_sf(1.36) == pytest.approx(0.0494, abs=1e-3)
+
+
+def test_ks_matches_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    special = pytest.importorskip("scipy.special")
+    rng = random.Random(5)
+    for _ in range(20):
+        x = [round(rng.random(), 2) for _ in range(rng.randint(10, 80))]
+        y = [round(rng.random() ** 1.4, 2) for _ in range(rng.randint(10, 200))]
+        ours, ref = ks_2samp(x, y), stats.ks_2samp(x, y, method="asymp")
+        assert ours.statistic == pytest.approx(ref.statistic, abs=1e-6)
+        assert ours.p_value == pytest.approx(ref.pvalue, abs=0.05)  # Stephens vs finite-n
+    for lam in (0.3, 0.5, 1.0, 1.5, 2.5):
+        assert kolmogorov_sf(lam) == pytest.approx(float(special.kolmogorov(lam)), abs=1e-9)

@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator, model_validator
 
 from fmquality.models import DIMENSIONS, SUB_SCORES, Intent
+from fmquality.production.config import WatchConfig
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 # The shipped rubric lives in the repository's datasets/ folder; inside a Lambda the same file is
@@ -165,6 +166,8 @@ class Rubric(BaseModel):
     intents: dict[str, IntentRule]
     sub_score_weights: dict[str, dict[str, float]]
     hard_fail_rules: dict[str, bool] = Field(default_factory=dict)
+    # Production watch: sampling, monitor status thresholds, drift and review settings.
+    production: WatchConfig = Field(default_factory=WatchConfig)
     item_gate: ItemGateRules = Field(default_factory=ItemGateRules)
     style: StyleRules = Field(default_factory=StyleRules)
     persona: PersonaRules = Field(default_factory=PersonaRules)

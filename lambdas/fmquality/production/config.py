@@ -1,8 +1,6 @@
-"""Production-watch settings: the ``production`` section of ``datasets/production/watch.yaml``.
-
-They are meant to live in the rubric (a ``production`` section); until then this separate file is
-loaded and validated here. The defaults below are the shipped values, so a Lambda (whose code asset
-does not hold datasets/) needs no file; ``WATCH_CONFIG`` (JSON) overrides them there.
+"""Production-watch settings: the rubric's ``production`` section (sampling, monitor thresholds,
+drift, review). The defaults below are the shipped rubric's values (a test keeps them equal);
+``WATCH_CONFIG`` (JSON) overrides them in a Lambda's environment.
 """
 
 from __future__ import annotations
@@ -14,8 +12,6 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
-from fmquality.rubric import validation_problems
 
 WATCH_CONFIG_ENV = "WATCH_CONFIG"
 
@@ -72,11 +68,17 @@ class WatchConfigError(ValueError):
     pass
 
 
-def default_watch_path() -> Path:
-    return Path(__file__).resolve().parents[3] / "datasets" / "production" / "watch.yaml"
+def default_watch_path() -> Path | None:
+    """The shipped rubric (packaged beside the core, or in the repository's datasets/)."""
+    from fmquality.rubric import DEFAULT_RUBRIC_CANDIDATES  # noqa: PLC0415 - the rubric imports this module
+
+    return next((p for p in DEFAULT_RUBRIC_CANDIDATES if p.is_file()), None)
 
 
 def parse_watch_config(data: Any, source: str) -> WatchConfig:
+    """The ``production`` section of a rubric (or of any YAML mapping that has one)."""
+    from fmquality.rubric import validation_problems  # noqa: PLC0415 - the rubric imports this module
+
     if not isinstance(data, dict) or not isinstance(data.get("production"), dict):
         raise WatchConfigError(f"{source}: expected a mapping with a `production` section")
     try:
@@ -86,14 +88,14 @@ def parse_watch_config(data: Any, source: str) -> WatchConfig:
 
 
 def load_watch_config(path: str | Path | None = None) -> WatchConfig:
-    """The file's ``production`` section; without a path, the shipped file if present, else the
-    defaults (plus ``WATCH_CONFIG`` JSON overrides, as the Lambdas receive them)."""
+    """A rubric file's ``production`` section; without a path, ``WATCH_CONFIG`` JSON (as the Lambdas
+    receive it), else the shipped rubric's section, else the defaults."""
     if path is None:
         override = os.environ.get(WATCH_CONFIG_ENV)
         if override:
             return parse_watch_config({"production": json.loads(override)}, WATCH_CONFIG_ENV)
         candidate = default_watch_path()
-        if not candidate.is_file():
+        if candidate is None:
             return WatchConfig()
         path = candidate
     try:

@@ -431,4 +431,7 @@ class RunReport(BaseModel):
     control_target: dict[str, Any] | None = None
     paired: PairedComparison | None = None
     generation_summary: dict[str, Any] | None = None
+    # A sampled production run (every case tagged "production"): healthy / warning / critical /
+    # insufficient_data, overall and per intent x locale (fmquality.production.monitor.MonitorBlock).
+    monitor: dict[str, Any] | None = None
     execution: dict[str, Any] | None = None

@@ -22,6 +22,8 @@ from fmquality.models import (
 )
 
 from fmquality.calibration import calibrate
+from fmquality.production.monitor import monitor_status
+from fmquality.production.sample import PRODUCTION_TAG
 from fmquality.paired import compare_arms, describe_interval, regressed_intervals
 from fmquality.judges.pricing import judge_model_id as judge_model_id_from_label
 from fmquality.judges.pricing import usd_estimate
@@ -229,7 +231,10 @@ def build_report(
     else:
         flags = compare_with_baseline(report, baseline, rubric) if baseline else []
     gate = evaluate_gate(results, intent_breakdown, flags, rubric, paired=paired, control_results=control_results)
-    return report.model_copy(update={"regression_flags": flags, "gate": gate, "target": target,
+    monitor = None
+    if results and all(PRODUCTION_TAG in r.tags for r in results):
+        monitor = monitor_status(results, rubric).model_dump(mode="json")
+    return report.model_copy(update={"monitor": monitor, "regression_flags": flags, "gate": gate, "target": target,
                                      "control_target": control_target, "paired": paired})
 
 

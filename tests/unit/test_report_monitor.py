@@ -1,0 +1,35 @@
+"""A sampled production run's report carries the monitor status; a golden run's does not."""
+
+from fmquality.composite import combine
+from fmquality.models import DimensionScore, TestCase
+from fmquality.report import build_report
+from fmquality.report_html import render_html
+from fmquality.rubric import load_rubric
+
+RUBRIC = load_rubric()
+
+
+def _result(test_id: str, score: float, tags: list[str], locale: str = "en-US"):
+    case = TestCase(test_id=test_id, intent="faq", locale=locale, query="How long do returns take?",
+                    response="Within 15 days.", tags=tags)
+    scores = {d: DimensionScore(dimension=d, status="scored", score=score, sub_scores={}) for d in
+              ("relevance", "factual_accuracy", "consistency", "fluency")}
+    return combine(case, RUBRIC, scores)
+
+
+def test_production_sample_gets_a_monitor_block_with_thresholds_from_the_rubric():
+    passing = [_result(f"p{i}", 0.95, ["production"]) for i in range(8)]
+    failing = [_result(f"f{i}", 0.40, ["production"]) for i in range(4)]
+    report = build_report(passing + failing, RUBRIC, run_id="r", dataset="sample.jsonl")
+    monitor = report.monitor
+    assert monitor is not None
+    # 8/12 = 0.67 is below the rubric's critical pass rate (0.70).
+    assert RUBRIC.production.monitor.critical_pass_rate == 0.70
+    assert monitor["overall"]["status"] == "critical"
+    assert monitor["overall"]["total"] == 12 and monitor["overall"]["passed"] == 8
+    assert "Monitor status: critical" in render_html(report, passing + failing)
+
+
+def test_a_run_that_is_not_a_production_sample_has_no_monitor_block():
+    results = [_result("g1", 0.95, ["policy"]), _result("g2", 0.95, ["production"])]
+    assert build_report(results, RUBRIC, run_id="r", dataset="golden.jsonl").monitor is None

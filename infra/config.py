@@ -108,7 +108,10 @@ def _default_dimension_alarms() -> list[DimensionAlarm]:
 
 
 class ScheduleConfig(_Strict):
-    enabled: bool = True
+    """A weekly run of the golden dataset. Off by default: the weekly run is the production sample
+    (production_watch); the golden set runs on change events and in the pipeline."""
+
+    enabled: bool = False
     # EventBridge schedule expression, UTC. Default: every Monday 03:00.
     expression: str = "cron(0 3 ? * MON *)"
     # The scheduled run scores this key in the data bucket; default: the golden dataset.

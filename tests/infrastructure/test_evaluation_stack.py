@@ -449,18 +449,14 @@ def test_dashboard_charts_the_review_metrics(evaluation_template):
 # ---- triggers -----------------------------------------------------------------------------------
 
 
-def test_weekly_schedule_starts_a_scheduled_run(template, evaluation_template, synth):
-    (sm_id,) = resources_of(evaluation_template, "AWS::StepFunctions::StateMachine")
-    template.has_resource_properties("AWS::Events::Rule", {
-        "ScheduleExpression": synth.config.schedule.expression,
-        "State": "ENABLED",
-        "Targets": [Match.object_like({"Arn": {"Ref": sm_id}, "Input": Match.any_value(), "RoleArn": Match.any_value()})],
-    })
-    (rule,) = [r for r in resources_of(evaluation_template, "AWS::Events::Rule").values()
-               if "ScheduleExpression" in r["Properties"]]
-    rendered = flatten_join(rule["Properties"]["Targets"][0]["Input"])
-    assert '"trigger":"schedule"' in rendered
-    assert f"/{synth.config.scheduled_dataset_key}" in rendered
+def test_no_weekly_golden_run_by_default_the_weekly_run_is_the_production_sample(evaluation_template, synth):
+    assert synth.config.schedule.enabled is False and synth.config.production_watch.enabled is True
+    (golden,) = [r for r in resources_of(evaluation_template, "AWS::Events::Rule").values()
+                 if "ScheduleExpression" in r["Properties"]]
+    # Kept, disabled, so an operator can turn a weekly golden run on without a deployment.
+    assert golden["Properties"]["State"] == "DISABLED"
+    rendered = flatten_join(golden["Properties"]["Targets"][0]["Input"])
+    assert '"trigger":"schedule"' in rendered and f"/{synth.config.scheduled_dataset_key}" in rendered
 
 
 @pytest.mark.parametrize("detail_type", ["PromptVersionPublished", "ModelVersionChanged", "KnowledgeBaseRefreshed"])

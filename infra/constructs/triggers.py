@@ -3,7 +3,8 @@
 * ``ProjectEventBus``: the project's custom bus. Release tooling puts change events on it; the
   Aggregate Lambda puts "EvaluationCompleted" (source "fmquality") on it.
 * ``Triggers``:
-  - a schedule (default every Monday 03:00 UTC) that starts a scheduled run answered by the production
+  - a weekly golden run (schedule.enabled, off by default: the weekly run is the production sample,
+    see production_watch), answered by the production
     target (``"target": "ssm:<production parameter>"``);
   - one rule per change event (PromptVersionPublished, ModelVersionChanged, KnowledgeBaseRefreshed,
     source from config, default "mangaassist.release") that starts a run of the golden dataset with

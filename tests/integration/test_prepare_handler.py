@@ -34,9 +34,16 @@ def test_prepare_writes_items_rubric_and_registers_the_run(aws, lambda_context):
 
     items = read_json(aws.s3, out["items_key"])
     assert isinstance(items, list)
-    assert [TestCase.model_validate(i).test_id for i in items] == [c["test_id"] for c in CASES]
+    # One element per (case, arm); without a control every element is a candidate item.
+    assert {i["arm"] for i in items} == {"candidate"}
+    assert [TestCase.model_validate(i["case"]).test_id for i in items] == [c["test_id"] for c in CASES]
+    # The recorded target scores the dataset's own answers, so they travel with the items.
+    assert [i["case"]["response"] for i in items] == [c["response"] for c in CASES]
     # Unknown dataset fields survive normalization in metadata.
-    assert items[2]["metadata"] == {"source_channel": "web"}
+    assert items[2]["case"]["metadata"] == {"source_channel": "web"}
+    # Nothing to generate: the Map goes straight to the scorers.
+    assert out["generate"] is False and out["targets_key"] == f"runs/{out['run_id']}/targets.json"
+    assert read_json(aws.s3, out["targets_key"])["control"] is None
     rubric = Rubric.model_validate(read_json(aws.s3, out["rubric_key"]))
     assert rubric == load_rubric() and out["rubric_version"] == rubric.version
 
@@ -89,7 +96,7 @@ def test_prepare_with_skip_invalid_writes_rejected_lines_and_continues(aws, lamb
     out = _prepare(load_event("prepare.json", run_id="skip-run", skip_invalid=True), lambda_context)
 
     assert out["item_count"] == 2 and out["rejected_count"] == 2
-    assert [i["test_id"] for i in read_json(aws.s3, out["items_key"])] == ["faq-returns-window", "order-eta"]
+    assert [i["case"]["test_id"] for i in read_json(aws.s3, out["items_key"])] == ["faq-returns-window", "order-eta"]
     rejected = [json.loads(line) for line in read_text(aws.s3, "runs/skip-run/rejected.jsonl").splitlines()]
     assert {(r["line"], r["field"]) for r in rejected} == {(2, "intent"), (4, "test_id")}
     assert all(r["file"] == f"s3://{BUCKET}/{DATASET_KEY}" for r in rejected)
@@ -105,7 +112,7 @@ def test_prepare_resolves_the_catalog_per_case_and_rejects_an_invalid_one(aws, l
     aws.s3.put_object(Bucket=BUCKET, Key="catalog.json", Body=json.dumps(catalog))
     out = _prepare(load_event("prepare.json", run_id="cat-run", catalog=f"s3://{BUCKET}/catalog.json"), lambda_context)
     # Only the product in play travels with the item, not the whole catalog.
-    assert [c["asin"] for c in read_json(aws.s3, out["items_key"])[0]["catalog"]] == ["B0TOMIE001"]
+    assert [c["asin"] for c in read_json(aws.s3, out["items_key"])[0]["case"]["catalog"]] == ["B0TOMIE001"]
 
     aws.s3.put_object(Bucket=BUCKET, Key="bad-catalog.json", Body=json.dumps([{"asin": "X", "title": "T", "price": -1}]))
     with pytest.raises(DatasetRejected, match=r"bad-catalog.json:1: \[0\].price"):

@@ -161,6 +161,10 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
     if event.model_extra:
         logger.warning("execution input has keys the gate does not use", extra={"keys": sorted(event.model_extra)})
 
+    # First, before the dataset is read or anything written: a target that cannot be resolved stops the run.
+    candidate = resolve_target("target", event.target or TargetSpec.parse(None), clients)
+    control = resolve_target("control", event.control, clients) if event.control is not None else None
+
     catalog: list[CatalogItem] | CatalogIndex | None = None
     catalog_used = event.catalog
     if event.catalog and event.catalog.startswith(CATALOG_REF_PREFIX):
@@ -182,10 +186,6 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
                               f"({rejected_count} rejected line(s), see {rejected_uri})")
     if loaded.errors:
         logger.warning("skipping invalid lines", extra={"rejected_lines": rejected_count, "rejected": rejected_uri})
-
-    # Resolved before anything is written for the items: a bad target stops the run here.
-    candidate = resolve_target("target", event.target or TargetSpec.parse(None), clients)
-    control = resolve_target("control", event.control, clients) if event.control is not None else None
 
     rubric: Rubric = (parse_rubric(_read(s3, event.rubric, "rubric").decode("utf-8"), event.rubric)
                       if event.rubric else load_rubric())

@@ -59,11 +59,22 @@ def read_items(event: AggregateEvent, a: Adapters) -> list[tuple[str, dict[str, 
             for item in items]
 
 
-def read_targets(event: AggregateEvent, a: Adapters) -> dict[str, TargetSpec | None]:
+@dataclass
+class RunTargets:
+    """targets.json: each arm's (resolved) spec and the ssm: parameter it came from, if any."""
+
+    specs: dict[str, TargetSpec | None]
+    resolved_from: dict[str, str | None]
+
+
+def read_targets(event: AggregateEvent, a: Adapters) -> RunTargets:
     """targets.json; a run prepared before targets existed scored its recorded answers."""
     text = a.s3.read_text_if_exists(event.bucket, event.targets_key or layout.run_key(event.run_id, layout.TARGETS))
     raw = json.loads(text) if text else {}
-    return {arm: TargetSpec.model_validate(raw[arm]) if raw.get(arm) else None for arm in ("candidate", "control")}
+    return RunTargets(
+        specs={arm: TargetSpec.model_validate(raw[arm]) if raw.get(arm) else None for arm in ("candidate", "control")},
+        resolved_from={arm: (raw.get("resolved_from") or {}).get(arm) for arm in ("candidate", "control")},
+    )
 
 
 def collect_results(event: AggregateEvent, rubric: Rubric, a: Adapters,
@@ -93,11 +104,15 @@ def collect_results(event: AggregateEvent, rubric: Rubric, a: Adapters,
     return out
 
 
-def describe_target(spec: TargetSpec | None, results: list[EvaluationResult]) -> dict[str, Any] | None:
-    """What answered an arm: the spec (never a secret) plus the id and version its generations name."""
+def describe_target(spec: TargetSpec | None, results: list[EvaluationResult],
+                    resolved_from: str | None = None) -> dict[str, Any] | None:
+    """What answered an arm: the spec (never a secret), the ssm: parameter it was resolved from, and
+    the id and version its generations name."""
     if spec is None:
         return None
     described = spec.describe()
+    if resolved_from:
+        described["resolved_from"] = resolved_from
     generations = [r.generation for r in results if r.generation is not None]
     ids = Counter(g.target_id for g in generations)
     versions = Counter(g.target_version for g in generations if g.target_version)
@@ -177,9 +192,9 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
     by_arm = collect_results(event, rubric, a)
     results, control = by_arm.get("candidate", []), by_arm.get("control", [])
     baseline = load_baseline(event.baseline_run_id, event.bucket, a)
-    candidate_spec = targets["candidate"] or TargetSpec.parse(None)
+    candidate_spec = targets.specs["candidate"] or TargetSpec.parse(None)
     # A plain run (recorded answers, no control) reports no target, as before targets existed.
-    plain = candidate_spec.kind == "recorded" and targets["control"] is None
+    plain = candidate_spec.kind == "recorded" and targets.specs["control"] is None
 
     report = build_report(
         results,
@@ -194,8 +209,8 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
         started_at=run.get("started_at"),
         finished_at=_now_iso(),
         control_results=control or None,
-        target=None if plain else describe_target(candidate_spec, results),
-        control_target=describe_target(targets["control"], control),
+        target=None if plain else describe_target(candidate_spec, results, targets.resolved_from["candidate"]),
+        control_target=describe_target(targets.specs["control"], control, targets.resolved_from["control"]),
     )
     report = report.model_copy(update={"catalog": run.get("catalog"),
                                        "generation_summary": generation_summary(by_arm),

@@ -123,6 +123,10 @@ def resolve_target(field: str, spec: TargetSpec, client: Callable[[str], Any] | 
     return resolved
 
 
+def _with_origin(described: dict[str, Any], resolved_from: str | None) -> dict[str, Any]:
+    return described | {"resolved_from": resolved_from} if resolved_from else described
+
+
 def map_max_concurrency(requested: int, specs: list[TargetSpec | None]) -> int:
     """The Map never runs more items at once than the most limited target of the run accepts."""
     limits = [s.max_concurrency for s in specs if s is not None and s.max_concurrency]
@@ -162,8 +166,12 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
         logger.warning("execution input has keys the gate does not use", extra={"keys": sorted(event.model_extra)})
 
     # First, before the dataset is read or anything written: a target that cannot be resolved stops the run.
-    candidate = resolve_target("target", event.target or TargetSpec.parse(None), clients)
+    requested = {"candidate": event.target or TargetSpec.parse(None), "control": event.control}
+    candidate = resolve_target("target", requested["candidate"], clients)
     control = resolve_target("control", event.control, clients) if event.control is not None else None
+    # The ssm: parameter each arm came from, so the report names it beside what it pointed at.
+    resolved_from = {arm: spec.spec_string() if spec is not None and spec.kind == "ssm" else None
+                     for arm, spec in requested.items()}
 
     catalog: list[CatalogItem] | CatalogIndex | None = None
     catalog_used = event.catalog
@@ -193,7 +201,8 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
     s3.write_json(bucket, rubric_key, rubric.model_dump(mode="json"))
     targets_key = layout.run_key(run_id, layout.TARGETS)
     s3.write_json(bucket, targets_key, {"candidate": candidate.model_dump(mode="json"),
-                                        "control": control.model_dump(mode="json") if control else None})
+                                        "control": control.model_dump(mode="json") if control else None,
+                                        "resolved_from": resolved_from})
     items = map_items(loaded.cases, candidate, control)
     items_key = layout.run_key(run_id, layout.ITEMS)
     s3.write_json(bucket, items_key, items)
@@ -224,8 +233,8 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
         judge=env.judge_label,
         execution_id=event.execution_id,
         candidate=json_attribute(event.candidate) if event.candidate is not None else None,
-        target=json_attribute(candidate.describe()),
-        control_target=json_attribute(control.describe()) if control else None,
+        target=json_attribute(_with_origin(candidate.describe(), resolved_from["candidate"])),
+        control_target=json_attribute(_with_origin(control.describe(), resolved_from["control"])) if control else None,
         targets_key=targets_key,
     )
     logger.info("run prepared", extra={"items": len(items), "cases": len(loaded.cases),

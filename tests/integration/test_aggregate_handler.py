@@ -307,6 +307,21 @@ def test_aggregate_of_a_paired_run_reads_both_arms(aws, lambda_context, monkeypa
     assert report.target["spec"] == "bedrock:s3://bundles/assist.yaml"
 
 
+def test_aggregate_names_the_ssm_parameter_a_target_came_from(aws, lambda_context):
+    from fmquality.models import RunReport
+
+    prepared = _prepare(aws, lambda_context, "run-ssm", target="lambda:chatbot")
+    # As Prepare writes it for target "ssm:/mangaassist/production-target".
+    targets = read_json(aws.s3, prepared["targets_key"])
+    targets["resolved_from"] = {"candidate": "ssm:/mangaassist/production-target", "control": None}
+    aws.s3.put_object(Bucket=BUCKET, Key=prepared["targets_key"], Body=json.dumps(targets).encode())
+    for case in CASES:
+        _score(lambda_context, prepared, case, generation=_generation("chatbot", "lambda", "3"))
+    report = RunReport.model_validate(read_json(aws.s3, _aggregate(lambda_context, prepared)["report_key"]))
+    assert report.target == {"kind": "lambda", "ref": "chatbot", "spec": "lambda:chatbot", "id": "chatbot",
+                             "version": "3", "resolved_from": "ssm:/mangaassist/production-target"}
+
+
 def test_aggregate_counts_failed_generations_as_errors_not_scores(aws, lambda_context):
     from handlers.composite import handler
 

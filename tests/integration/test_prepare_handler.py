@@ -295,6 +295,11 @@ def test_prepare_resolves_ssm_targets_once_through_moto_ssm(aws, lambda_context,
     # A later change of the parameter does not change this run: items read targets.json.
     ssm.put_parameter(Name="/mangaassist/production-target", Type="String", Value="lambda:other", Overwrite=True)
     assert read_json(aws.s3, out["targets_key"])["control"]["ref"] == "mangaassist-chat:live"
+    # Where each came from, for the report.
+    assert targets["resolved_from"] == {"candidate": "ssm:/mangaassist/canary-target",
+                                        "control": "ssm:/mangaassist/production-target"}
+    run = aws.ddb.get_item(TableName="fmq-eval-test", Key={"pk": {"S": "RUN#ssm-run"}, "sk": {"S": "RUN"}})["Item"]
+    assert json.loads(run["control_target"]["S"])["resolved_from"] == "ssm:/mangaassist/production-target"
 
 
 def test_an_ssm_target_that_cannot_be_read_fails_prepare_naming_the_field(aws, lambda_context, resolve_spec):

@@ -396,6 +396,8 @@ def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
         return EXIT_BAD_INPUT if outcome.error == "DatasetRejected" else EXIT_RUN_FAILED
     report = RunReport.model_validate({**outcome.report, "execution": outcome.execution})
     (out / "results.jsonl").write_text(outcome.results_jsonl or "", encoding="utf-8")
+    if outcome.control_results_jsonl is not None:
+        (out / "control_results.jsonl").write_text(outcome.control_results_jsonl, encoding="utf-8")
     (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     (out / "report.html").write_text(outcome.report_html or "", encoding="utf-8")
     _print_summary(report, console)

@@ -100,6 +100,18 @@ def _catalog_uri(value: str) -> str:
     return _s3_uri(value)
 
 
+def _target_spec(value: str) -> str:
+    """A target spec string, checked here so a typo fails before an execution starts; Prepare checks
+    it again (and resolves ssm:) since the execution input may come from elsewhere too."""
+    from fmquality.targets.base import TargetSpec
+
+    try:
+        TargetSpec.parse(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(" ".join(str(exc).split())) from None
+    return value
+
+
 def _state_machine_arn(value: str) -> str:
     parts = value.split(":")
     if len(parts) < 7 or parts[0] != "arn" or parts[2] != "states" or parts[5] != "stateMachine":
@@ -118,6 +130,11 @@ def add_start_command(subparsers: Any) -> argparse.ArgumentParser:
                             "(a snapshot loaded with `fmquality catalog load`)")
     start.add_argument("--rubric", type=_s3_uri, help="s3:// URI of a rubric YAML (default: the embedded one)")
     start.add_argument("--baseline", help='"auto" (the dataset\'s approved baseline) or a run id')
+    start.add_argument("--target", type=_target_spec,
+                       help="what answers the cases: recorded (default), bedrock:<bundle>, lambda:<function>, "
+                            "http(s)://<endpoint>, python:<module>:<function> or ssm:<parameter>")
+    start.add_argument("--control", type=_target_spec,
+                       help="a second target answering the same cases; the gate compares the two pairwise")
     start.add_argument("--trigger", default="manual", help="recorded with the run (default: manual)")
     start.add_argument("--run-id", help="run id (default: derived from the execution name)")
     start.add_argument("--skip-invalid", action="store_true", help="evaluate the valid lines, reject the others")
@@ -135,6 +152,8 @@ def execution_input_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "catalog": args.catalog,
         "rubric": args.rubric,
         "baseline": args.baseline,
+        "target": getattr(args, "target", None),
+        "control": getattr(args, "control", None),
         "run_id": args.run_id,
         "max_concurrency": args.max_concurrency,
         "tolerated_failure_percentage": args.tolerated_failure_percentage,

@@ -38,6 +38,17 @@ def run_rubric(bucket: str, key: str) -> Any:
 
 
 @cache
+def run_targets(bucket: str, key: str) -> dict[str, Any]:
+    """The target specs Prepare wrote for a run (runs/<run_id>/targets.json, ``ssm:`` already resolved):
+    {"candidate": TargetSpec, "control": TargetSpec | None}, read once per container."""
+    from fmquality.adapters.s3 import S3Store
+    from fmquality.targets.base import TargetSpec
+
+    raw = S3Store(aws_client("s3")).read_json(bucket, key)
+    return {arm: TargetSpec.model_validate(raw[arm]) if raw.get(arm) else None for arm in ("candidate", "control")}
+
+
+@cache
 def judge_for(name: str, model_id: str | None) -> Any:
     """One judge per container, so its connection is reused.
 
@@ -57,7 +68,14 @@ def judge_for(name: str, model_id: str | None) -> Any:
 
 
 def reset_caches() -> None:
-    """Forget cached clients, rubrics and judges (tests: each moto mock is a fresh account)."""
+    """Forget cached clients, rubrics, targets and judges (tests: each moto mock is a fresh account)."""
+    import sys
+
     aws_client.cache_clear()
     run_rubric.cache_clear()
+    run_targets.cache_clear()
     judge_for.cache_clear()
+    # The Generate function's targets, only if that handler was ever imported (it imports the target code).
+    generate_module = sys.modules.get("handlers.generate")
+    if generate_module is not None:
+        generate_module.target_for.cache_clear()

@@ -5,6 +5,8 @@ emit "EvaluationCompleted". Its ``summary`` is the Cause the Fail state shows.""
 from __future__ import annotations
 
 import json
+import math
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -22,6 +24,7 @@ from fmquality.models import EvaluationResult, RunReport
 from fmquality.report import build_report, gate_summary, results_to_jsonl
 from fmquality.report_html import render_html
 from fmquality.rubric import Rubric
+from fmquality.targets.base import TargetSpec
 from handlers import aws_client, run_rubric
 from handlers.env import FunctionEnv, load_env
 from handlers.events import AggregateEvent
@@ -48,23 +51,113 @@ def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def collect_results(event: AggregateEvent, rubric: Rubric, a: Adapters) -> list[EvaluationResult]:
-    """The run's results in item order. An item without a result (its child execution failed
-    inside the Map's tolerance, or timed out) gets an explicit error record: nothing is lost."""
+def read_items(event: AggregateEvent, a: Adapters) -> list[tuple[str, dict[str, Any]]]:
+    """(arm, case) per element of items.json. A bare case (items.json written before paired runs)
+    is a candidate item, so an old execution can still be aggregated."""
     items: list[dict[str, Any]] = a.s3.read_json(event.bucket, event.items_key)
-    recorded = {r.test_id: r for r in a.table.results_for_run(event.run_id)}
-    results: list[EvaluationResult] = []
-    for item in items:
-        result = recorded.pop(str(item.get("test_id")), None)
-        if result is None:
-            result = error_result(item, rubric, NO_RESULT, run_id=event.run_id)
-            a.table.put_result(event.run_id, result)
-            logger.warning("item without a result recorded as an error", extra={"test_id": result.test_id})
-        results.append(result)
-    if recorded:
-        # Left over from an earlier execution that reused this run id with other items.
-        logger.warning("ignoring results of items not in this run", extra={"test_ids": sorted(recorded)[:50]})
-    return results
+    return [(str(item["arm"]), item["case"]) if isinstance(item.get("case"), dict) else ("candidate", item)
+            for item in items]
+
+
+@dataclass
+class RunTargets:
+    """targets.json: each arm's (resolved) spec and the ssm: parameter it came from, if any."""
+
+    specs: dict[str, TargetSpec | None]
+    resolved_from: dict[str, str | None]
+
+
+def read_targets(event: AggregateEvent, a: Adapters) -> RunTargets:
+    """targets.json; a run prepared before targets existed scored its recorded answers."""
+    text = a.s3.read_text_if_exists(event.bucket, event.targets_key or layout.run_key(event.run_id, layout.TARGETS))
+    raw = json.loads(text) if text else {}
+    return RunTargets(
+        specs={arm: TargetSpec.model_validate(raw[arm]) if raw.get(arm) else None for arm in ("candidate", "control")},
+        resolved_from={arm: (raw.get("resolved_from") or {}).get(arm) for arm in ("candidate", "control")},
+    )
+
+
+def collect_results(event: AggregateEvent, rubric: Rubric, a: Adapters,
+                    items: list[tuple[str, dict[str, Any]]] | None = None) -> dict[str, list[EvaluationResult]]:
+    """Each arm's results in item order. An item without a result (its child execution failed
+    inside the Map's tolerance, or timed out) gets an explicit error record: nothing is lost."""
+    items = read_items(event, a) if items is None else items
+    out: dict[str, list[EvaluationResult]] = {}
+    for arm in sorted({arm for arm, _ in items}, key=lambda name: name != "candidate"):
+        recorded = {r.test_id: r for r in a.table.results_for_run(event.run_id, arm=arm)}
+        results: list[EvaluationResult] = []
+        for item_arm, case in items:
+            if item_arm != arm:
+                continue
+            result = recorded.pop(str(case.get("test_id")), None)
+            if result is None:
+                result = error_result(case, rubric, NO_RESULT, run_id=event.run_id).model_copy(update={"arm": arm})
+                a.table.put_result(event.run_id, result)
+                logger.warning("item without a result recorded as an error",
+                               extra={"test_id": result.test_id, "arm": arm})
+            results.append(result)
+        if recorded:
+            # Left over from an earlier execution that reused this run id with other items.
+            logger.warning("ignoring results of items not in this run",
+                           extra={"arm": arm, "test_ids": sorted(recorded)[:50]})
+        out[arm] = results
+    return out
+
+
+def describe_target(spec: TargetSpec | None, results: list[EvaluationResult],
+                    resolved_from: str | None = None) -> dict[str, Any] | None:
+    """What answered an arm: the spec (never a secret), the ssm: parameter it was resolved from, and
+    the id and version its generations name."""
+    if spec is None:
+        return None
+    described = spec.describe()
+    if resolved_from:
+        described["resolved_from"] = resolved_from
+    generations = [r.generation for r in results if r.generation is not None]
+    ids = Counter(g.target_id for g in generations)
+    versions = Counter(g.target_version for g in generations if g.target_version)
+    if ids:
+        described["id"] = ids.most_common(1)[0][0]
+    if versions:
+        described["version"] = versions.most_common(1)[0][0]
+        if len(versions) > 1:
+            # A target redeployed during the run: say so rather than name one version.
+            described["versions"] = sorted(versions)
+    return described
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile: a latency that some item really had."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def generation_summary(results_by_arm: dict[str, list[EvaluationResult]]) -> dict[str, Any] | None:
+    """Per arm: answers generated, generation errors, latency (mean, p95), tokens and cost.
+    None when nothing was generated (the recorded answers were scored)."""
+    summary: dict[str, Any] = {}
+    for arm, results in results_by_arm.items():
+        generations = [r.generation for r in results if r.generation is not None]
+        if not generations:
+            continue
+        latencies = [g.latency_ms for g in generations if g.latency_ms is not None and not g.error]
+        costs = [g.cost_usd for g in generations if g.cost_usd is not None]
+        summary[arm] = {
+            "items": len(results),
+            "generated": sum(1 for g in generations if not g.error),
+            "errors": sum(1 for g in generations if g.error),
+            # Items that never reached Generate's answer (their task failed): no generation record at all.
+            "without_generation": len(results) - len(generations),
+            "attempts": sum(g.attempts for g in generations),
+            "latency_ms": {"mean": round(sum(latencies) / len(latencies), 1) if latencies else None,
+                           "p95": _percentile(latencies, 0.95)},
+            "input_tokens": sum(g.usage.input_tokens for g in generations),
+            "output_tokens": sum(g.usage.output_tokens for g in generations),
+            "cost_usd": round(sum(costs), 6) if costs else None,
+        }
+    return summary or None
 
 
 def load_baseline(baseline_run_id: str | None, bucket: str, a: Adapters) -> RunReport | None:
@@ -95,8 +188,13 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
     logger.append_keys(run_id=event.run_id, dataset_id=event.dataset_id)
     rubric = run_rubric(event.bucket, event.rubric_key)
     run = a.table.get_run(event.run_id) or {}
-    results = collect_results(event, rubric, a)
+    targets = read_targets(event, a)
+    by_arm = collect_results(event, rubric, a)
+    results, control = by_arm.get("candidate", []), by_arm.get("control", [])
     baseline = load_baseline(event.baseline_run_id, event.bucket, a)
+    candidate_spec = targets.specs["candidate"] or TargetSpec.parse(None)
+    # A plain run (recorded answers, no control) reports no target, as before targets existed.
+    plain = candidate_spec.kind == "recorded" and targets.specs["control"] is None
 
     report = build_report(
         results,
@@ -110,13 +208,20 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
         rejected_lines=count_rejected_lines(event.bucket, event.run_id, a),
         started_at=run.get("started_at"),
         finished_at=_now_iso(),
+        control_results=control or None,
+        target=None if plain else describe_target(candidate_spec, results, targets.resolved_from["candidate"]),
+        control_target=describe_target(targets.specs["control"], control, targets.resolved_from["control"]),
     )
     report = report.model_copy(update={"catalog": run.get("catalog"),
+                                       "generation_summary": generation_summary(by_arm),
                                        "execution": {"arn": event.execution_arn} if event.execution_arn else None})
 
     report_key = layout.run_key(event.run_id, layout.REPORT_JSON)
     a.s3.write_text(event.bucket, layout.run_key(event.run_id, layout.RESULTS), results_to_jsonl(results),
                     "application/x-ndjson")
+    if control:
+        a.s3.write_text(event.bucket, layout.run_key(event.run_id, layout.CONTROL_RESULTS),
+                        results_to_jsonl(control), "application/x-ndjson")
     a.s3.write_text(event.bucket, report_key, report.model_dump_json(indent=2), "application/json")
     a.s3.write_text(event.bucket, layout.run_key(event.run_id, layout.REPORT_HTML),
                     render_html(report, results, rubric_min_pass_rate=rubric.gate.min_pass_rate),
@@ -160,6 +265,7 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
         "pass_rate": report.pass_rate,
         "total_cases": report.total_cases,
         "unscored_cases": unscored,
+        "control_cases": len(control),
     }
 
 

@@ -7,10 +7,11 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import ValidationError
 
 from fmquality.adapters.dynamodb import EvaluationTable
 from fmquality.composite import combine, error_result
-from fmquality.models import EvaluationResult
+from fmquality.models import EvaluationResult, Generation
 from handlers import aws_client, run_rubric
 from handlers.env import FunctionEnv, load_env
 from handlers.events import CompositeErrorEvent, CompositeEvent, parse_composite_event
@@ -21,18 +22,33 @@ tracer = Tracer()
 
 def summary(result: EvaluationResult) -> dict[str, Any]:
     """What the Map collects per item: small, the full result lives in DynamoDB."""
-    return {"test_id": result.test_id, "status": result.status, "passed": result.passed,
+    return {"test_id": result.test_id, "arm": result.arm, "status": result.status, "passed": result.passed,
             "composite_score": result.composite_score}
+
+
+def _generation_or_none(raw: dict[str, Any] | None) -> Generation | None:
+    """The error record keeps the generation when it is readable; a malformed one is logged, not fatal."""
+    if raw is None:
+        return None
+    try:
+        return Generation.model_validate(raw)
+    except ValidationError as exc:
+        logger.warning("unreadable generation record left off the error record", extra={"error": str(exc)[:500]})
+        return None
 
 
 @tracer.capture_method
 def record(event: CompositeEvent | CompositeErrorEvent, table: EvaluationTable) -> EvaluationResult:
     rubric = run_rubric(event.bucket, event.rubric_key)
     if isinstance(event, CompositeErrorEvent):
+        generation = _generation_or_none(event.generation)
         result = error_result(event.item, rubric, event.error.describe(), run_id=event.run_id)
-        logger.warning("item recorded as an error", extra={"test_id": result.test_id, "error": result.error})
+        result = result.model_copy(update={"arm": event.arm, "generation": generation})
+        logger.warning("item recorded as an error", extra={"test_id": result.test_id, "arm": event.arm,
+                                                           "error": result.error})
     else:
         result = combine(event.item, rubric, event.scores_by_dimension(), run_id=event.run_id)
+        result = result.model_copy(update={"arm": event.arm, "generation": event.generation})
     table.put_result(event.run_id, result)
     return result
 

@@ -10,7 +10,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from fmquality.adapters.dynamodb import CATALOG_REF_PREFIX, catalog_ref_version
-from fmquality.models import DIMENSIONS, DimensionScore, TestCase
+from fmquality.models import DIMENSIONS, Arm, DimensionScore, Generation, TestCase
+from fmquality.targets.base import TargetSpec
 
 _S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]/.+")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
@@ -20,6 +21,19 @@ def _check_s3_uri(value: str | None) -> str | None:
     if value is not None and not _S3_URI.match(value):
         raise ValueError(f"must be an s3://bucket/key URI, got {value!r}")
     return value
+
+
+def _parse_target(value: Any) -> TargetSpec | None:
+    """A spec string or object (targets.base), parsed so a bad one fails Prepare naming its field."""
+    if value is None:
+        return None
+    try:
+        return TargetSpec.parse(value)
+    except ValueError as exc:  # pydantic's ValidationError included: flatten it to one readable line
+        errors = getattr(exc, "errors", None)
+        message = ("; ".join(f"{'.'.join(map(str, e['loc'])) or 'spec'}: {e['msg']}" for e in errors())
+                   if callable(errors) else str(exc))
+        raise ValueError(f"not a valid target spec ({message})") from None
 
 
 def _check_run_id(value: str | None) -> str | None:
@@ -41,6 +55,9 @@ class PrepareEvent(BaseModel):
     rubric: str | None = None
     baseline: str | None = None
     candidate: dict[str, Any] | None = None
+    # What answers the cases (default: the recorded responses) and, for a paired run, the control.
+    target: TargetSpec | None = None
+    control: TargetSpec | None = None
     skip_invalid: bool = False
     max_concurrency: int | None = Field(default=None, ge=1, le=10000)
     tolerated_failure_percentage: float | None = Field(default=None, ge=0.0, le=100.0)
@@ -63,6 +80,11 @@ class PrepareEvent(BaseModel):
     @classmethod
     def _s3_uris(cls, value: str | None) -> str | None:
         return _check_s3_uri(value)
+
+    @field_validator("target", "control", mode="before")
+    @classmethod
+    def _target_specs(cls, value: Any) -> TargetSpec | None:
+        return _parse_target(value)
 
     @field_validator("catalog")
     @classmethod
@@ -99,6 +121,19 @@ class ScoreEvent(BaseModel):
     item: TestCase
 
 
+class GenerateEvent(BaseModel):
+    """One (case, arm) item before scoring: the Map item's whole state. Keys the handler does not use
+    (rubric_key, generate, ...) are kept and returned, since its output replaces the state."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run_id: str
+    bucket: str = Field(min_length=3)
+    targets_key: str = Field(min_length=1)
+    arm: Arm = "candidate"
+    item: TestCase
+
+
 class StepFunctionsError(BaseModel):
     """What a Catch puts in ResultPath: {"Error": name, "Cause": text (often Lambda's JSON)}."""
 
@@ -130,6 +165,8 @@ class CompositeEvent(BaseModel):
     bucket: str = Field(min_length=3)
     rubric_key: str = Field(min_length=1)
     item: TestCase
+    arm: Arm = "candidate"
+    generation: Generation | None = None  # None: the item's own recorded response was scored
     scores: list[DimensionScore] = Field(min_length=len(DIMENSIONS), max_length=len(DIMENSIONS))
 
     @model_validator(mode="after")
@@ -155,6 +192,9 @@ class CompositeErrorEvent(BaseModel):
     # Kept as a dict: the error record needs only test_id/intent/locale/tags, and must be written
     # even if the item itself was what broke.
     item: dict[str, Any]
+    arm: Arm = "candidate"
+    # Kept as a dict too, for the same reason: the record must be written whatever broke.
+    generation: dict[str, Any] | None = None
     error: StepFunctionsError = Field(default_factory=StepFunctionsError)
 
 
@@ -171,6 +211,8 @@ class AggregateEvent(BaseModel):
     bucket: str = Field(min_length=3)
     rubric_key: str = Field(min_length=1)
     items_key: str = Field(min_length=1)
+    # Absent for a run prepared before targets existed: its answers were the recorded ones.
+    targets_key: str | None = None
     dataset_id: str = Field(min_length=1)
     baseline_run_id: str | None = None
     trigger: str = "manual"

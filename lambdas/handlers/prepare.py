@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -17,8 +18,9 @@ from fmquality.adapters.s3 import S3ObjectNotFound, S3Store, parse_s3_uri
 from fmquality import dataset
 from fmquality.catalog_index import CatalogIndex
 from fmquality.dataset import LineError, parse_lines
-from fmquality.models import CatalogItem
+from fmquality.models import CatalogItem, TestCase
 from fmquality.rubric import Rubric, load_rubric, parse_rubric
+from fmquality.targets.base import TargetSpec
 from handlers import aws_client
 from handlers.env import PrepareEnv, load_env
 from handlers.events import PrepareEvent
@@ -101,6 +103,49 @@ def table_catalog(ref: str, table: EvaluationTable) -> tuple[CatalogIndex, str]:
     return CatalogIndex(items), version
 
 
+class TargetRejected(ValueError):
+    """An ssm: target spec whose parameter cannot be read or does not hold a valid spec."""
+
+
+def resolve_target(field: str, spec: TargetSpec, client: Callable[[str], Any] | None) -> TargetSpec:
+    """``ssm:<parameter>`` becomes the spec the parameter holds, once per run, so every item of the
+    run asks the same target even if the parameter changes meanwhile. Other specs are kept as given."""
+    if spec.kind != "ssm":
+        return spec
+    # Imported here: the target implementations are needed only when a spec points elsewhere.
+    from fmquality.targets import resolve_spec
+
+    try:
+        resolved = resolve_spec(spec, client)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported naming the field and the parameter
+        raise TargetRejected(f"{field}: cannot resolve {spec.spec_string()}: {exc}") from exc
+    logger.info("target resolved", extra={"field": field, "from": spec.spec_string(), "to": resolved.spec_string()})
+    return resolved
+
+
+def _with_origin(described: dict[str, Any], resolved_from: str | None) -> dict[str, Any]:
+    return described | {"resolved_from": resolved_from} if resolved_from else described
+
+
+def map_max_concurrency(requested: int, specs: list[TargetSpec | None]) -> int:
+    """The Map never runs more items at once than the most limited target of the run accepts."""
+    limits = [s.max_concurrency for s in specs if s is not None and s.max_concurrency]
+    return min([requested, *limits])
+
+
+def map_items(cases: list[TestCase], candidate: TargetSpec, control: TargetSpec | None) -> list[dict[str, Any]]:
+    """One element per (case, arm), the two arms of a case side by side so a pair is generated close in
+    time. An arm whose target is not ``recorded`` gets the case without its recorded response: that
+    answer is not the one to score, and leaving it out keeps it from an error record by mistake."""
+    arms = [("candidate", candidate)] + ([("control", control)] if control is not None else [])
+    items = []
+    for case in cases:
+        data = case.model_dump(mode="json")
+        for arm, spec in arms:
+            items.append({"arm": arm, "case": data if spec.kind == "recorded" else {**data, "response": None}})
+    return items
+
+
 def _read(s3: S3Store, uri: str, what: str) -> bytes:
     try:
         return s3.read_uri(uri)
@@ -110,7 +155,8 @@ def _read(s3: S3Store, uri: str, what: str) -> bytes:
 
 @tracer.capture_method
 def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: EvaluationTable,
-                now: datetime | None = None) -> dict[str, Any]:
+                now: datetime | None = None, clients: Callable[[str], Any] | None = None) -> dict[str, Any]:
+    """``clients`` (service name -> boto3 client) reaches SSM for ``ssm:`` target specs."""
     now = now or _now()
     run_id = derive_run_id(event, now)
     dataset_id = derive_dataset_id(event)
@@ -118,6 +164,14 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
     logger.append_keys(run_id=run_id, dataset_id=dataset_id)
     if event.model_extra:
         logger.warning("execution input has keys the gate does not use", extra={"keys": sorted(event.model_extra)})
+
+    # First, before the dataset is read or anything written: a target that cannot be resolved stops the run.
+    requested = {"candidate": event.target or TargetSpec.parse(None), "control": event.control}
+    candidate = resolve_target("target", requested["candidate"], clients)
+    control = resolve_target("control", event.control, clients) if event.control is not None else None
+    # The ssm: parameter each arm came from, so the report names it beside what it pointed at.
+    resolved_from = {arm: spec.spec_string() if spec is not None and spec.kind == "ssm" else None
+                     for arm, spec in requested.items()}
 
     catalog: list[CatalogItem] | CatalogIndex | None = None
     catalog_used = event.catalog
@@ -145,11 +199,18 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
                       if event.rubric else load_rubric())
     rubric_key = layout.run_key(run_id, layout.RUBRIC)
     s3.write_json(bucket, rubric_key, rubric.model_dump(mode="json"))
+    targets_key = layout.run_key(run_id, layout.TARGETS)
+    s3.write_json(bucket, targets_key, {"candidate": candidate.model_dump(mode="json"),
+                                        "control": control.model_dump(mode="json") if control else None,
+                                        "resolved_from": resolved_from})
+    items = map_items(loaded.cases, candidate, control)
     items_key = layout.run_key(run_id, layout.ITEMS)
-    s3.write_json(bucket, items_key, [case.model_dump(mode="json") for case in loaded.cases])
+    s3.write_json(bucket, items_key, items)
+    # Nothing to generate: the recorded answers are scored as they are, and the Map skips Generate.
+    needs_generation = candidate.kind != "recorded" or control is not None
 
     baseline_run_id = resolve_baseline(event.baseline, dataset_id, table)
-    max_concurrency = event.max_concurrency or env.default_max_concurrency
+    max_concurrency = map_max_concurrency(event.max_concurrency or env.default_max_concurrency, [candidate, control])
     tolerated = (event.tolerated_failure_percentage if event.tolerated_failure_percentage is not None
                  else env.default_tolerated_failure_percentage)
 
@@ -165,20 +226,28 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
         rubric_version=rubric.version,
         rubric_key=rubric_key,
         items_key=items_key,
-        item_count=len(loaded.cases),
+        item_count=len(items),
+        case_count=len(loaded.cases),
         rejected_count=rejected_count,
         baseline_run_id=baseline_run_id,
         judge=env.judge_label,
         execution_id=event.execution_id,
         candidate=json_attribute(event.candidate) if event.candidate is not None else None,
+        target=json_attribute(_with_origin(candidate.describe(), resolved_from["candidate"])),
+        control_target=json_attribute(_with_origin(control.describe(), resolved_from["control"])) if control else None,
+        targets_key=targets_key,
     )
-    logger.info("run prepared", extra={"items": len(loaded.cases), "rejected_lines": rejected_count,
-                                       "baseline_run_id": baseline_run_id})
+    logger.info("run prepared", extra={"items": len(items), "cases": len(loaded.cases),
+                                       "rejected_lines": rejected_count, "baseline_run_id": baseline_run_id,
+                                       "target": candidate.spec_string(),
+                                       "control": control.spec_string() if control else None})
     return {
         "run_id": run_id,
         "bucket": bucket,
         "items_key": items_key,
-        "item_count": len(loaded.cases),
+        "item_count": len(items),
+        "targets_key": targets_key,
+        "generate": needs_generation,
         "rejected_count": rejected_count,
         "rubric_key": rubric_key,
         "rubric_version": rubric.version,
@@ -209,4 +278,4 @@ def resolve_baseline(baseline: str | None, dataset_id: str, table: EvaluationTab
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     env = load_env(PrepareEnv)
     return prepare_run(PrepareEvent.model_validate(event), env, S3Store(aws_client("s3")),
-                       EvaluationTable(env.table_name, aws_client("dynamodb")))
+                       EvaluationTable(env.table_name, aws_client("dynamodb")), clients=aws_client)

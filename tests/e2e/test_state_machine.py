@@ -196,9 +196,11 @@ def _alarm_metrics(template: dict[str, Any]) -> set[tuple[str, tuple[tuple[str, 
     return wanted
 
 
-# Emitted by the scorers as EMF log lines (CloudWatch turns them into metrics from the logs);
-# moto does not, so only the metrics the Aggregate step publishes with PutMetricData are read back.
-EMF_METRICS = {"JudgeThrottles", "JudgeCalls", "JudgeInputTokens", "JudgeOutputTokens", "JudgeCachedVerdicts"}
+# Emitted by the scorers and the Generate function as EMF log lines (CloudWatch turns them into metrics
+# from the logs); moto does not, so only the metrics the Aggregate step publishes with PutMetricData are
+# read back.
+EMF_METRICS = {"JudgeThrottles", "JudgeCalls", "JudgeInputTokens", "JudgeOutputTokens", "JudgeCachedVerdicts",
+               "GenerationLatencyMs", "GenerationErrors", "GenerationInputTokens", "GenerationOutputTokens"}
 
 
 def test_published_metrics_are_the_ones_the_alarms_watch(evaluation_template, tmp_path):

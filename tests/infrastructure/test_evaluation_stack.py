@@ -216,7 +216,9 @@ def test_map_is_distributed_with_an_item_reader_over_the_prepared_items(definiti
     assert reader["Parameters"] == {"Bucket": "${DataBucketName}", "Key.$": "$.prepare.items_key"}
     assert map_state["MaxConcurrencyPath"] == "$.prepare.max_concurrency"
     assert map_state["ToleratedFailurePercentagePath"] == "$.prepare.tolerated_failure_percentage"
-    assert map_state["ItemSelector"]["item.$"] == "$$.Map.Item.Value"
+    # items.json holds one {"arm", "case"} element per case and arm.
+    assert map_state["ItemSelector"]["item.$"] == "$$.Map.Item.Value.case"
+    assert map_state["ItemSelector"]["arm.$"] == "$$.Map.Item.Value.arm"
     assert map_state["ResultPath"] is None  # full results live in DynamoDB/S3, not in the payload
     # child outputs go to S3 under the run, so the Map's own output stays small at any dataset size
     assert map_state["ResultWriter"]["Resource"] == "arn:aws:states:::s3:putObject"

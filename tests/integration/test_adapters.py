@@ -35,3 +35,12 @@ def test_parse_s3_uri_refuses_non_object_uris(uri):
 
 def test_parse_s3_uri():
     assert parse_s3_uri("s3://data-bucket/datasets/golden.jsonl") == ("data-bucket", "datasets/golden.jsonl")
+
+
+def test_results_of_an_unknown_arm_are_refused_before_any_call():
+    from fmquality.adapters.dynamodb import EvaluationTable
+
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    with Stubber(client):  # no response queued: any call would fail the test
+        with pytest.raises(ValueError, match="unknown arm 'treatment'"):
+            EvaluationTable("table", client).results_for_run("r1", arm="treatment")

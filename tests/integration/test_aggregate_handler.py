@@ -21,18 +21,19 @@ def _prepare(aws, context, run_id, **extra):
     return handler(load_event("prepare.json", run_id=run_id, **extra), context)
 
 
-def _score(context, prepared, case, score=1.0):
+def _score(context, prepared, case, score=1.0, arm="candidate", generation=None):
     from handlers.composite import handler
 
     return handler(load_event("composite.json", run_id=prepared["run_id"], rubric_key=prepared["rubric_key"],
-                              item=case, scores=all_scores(score)), context)
+                              item=case, scores=all_scores(score), arm=arm, generation=generation), context)
 
 
 def _aggregate(context, prepared, **extra):
     from handlers.aggregate import handler
 
     event = load_event("aggregate.json", run_id=prepared["run_id"], rubric_key=prepared["rubric_key"],
-                       items_key=prepared["items_key"], dataset_id=prepared["dataset_id"],
+                       items_key=prepared["items_key"], targets_key=prepared["targets_key"],
+                       dataset_id=prepared["dataset_id"],
                        baseline_run_id=prepared["baseline_run_id"], trigger=prepared["trigger"])
     event.update(extra)
     return handler(event, context)
@@ -241,3 +242,119 @@ def test_a_malformed_aggregate_event_names_the_field(aws, lambda_context):
     with pytest.raises(ValidationError) as caught:
         handler(event, lambda_context)
     assert [e["loc"] for e in caught.value.errors()] == [("items_key",)]
+
+
+def _generation(target_id, kind="python", version=None, latency_ms=100.0, tokens=(100, 20), cost=None, error=None):
+    from fmquality.models import Generation
+
+    return Generation(target_id=target_id, target_kind=kind, target_version=version, latency_ms=latency_ms,
+                      response=None if error else "answer", usage={"input_tokens": tokens[0], "output_tokens": tokens[1]},
+                      cost_usd=cost, error=error).model_dump(mode="json")
+
+
+def test_aggregate_of_a_paired_run_reads_both_arms(aws, lambda_context, monkeypatch):
+    import handlers.aggregate as aggregate
+    from fmquality.models import EvaluationResult, RunReport
+
+    seen = {}
+    real_build_report = aggregate.build_report
+
+    def spy(results, rubric, **kwargs):
+        seen["results"], seen["kwargs"] = results, kwargs
+        return real_build_report(results, rubric, **kwargs)
+
+    monkeypatch.setattr(aggregate, "build_report", spy)
+    prepared = _prepare(aws, lambda_context, "run-paired", target="bedrock:s3://bundles/assist.yaml",
+                        control={"spec": "lambda:mangaassist-chat", "timeout_s": 10})
+    assert prepared["item_count"] == 2 * len(CASES) and prepared["generate"] is True
+    latencies = {"faq-returns-window": 100.0, "pq-uzumaki-price": 300.0, "order-eta": 200.0}
+    for case in CASES:
+        _score(lambda_context, prepared, case, 1.0,
+               generation=_generation("assist", "bedrock", "7", latencies[case["test_id"]], cost=0.001))
+    # The control answered two cases; the third never got a result (its child execution failed).
+    for case in CASES[:2]:
+        _score(lambda_context, prepared, case, 0.95, arm="control",
+               generation=_generation("arn:aws:lambda:us-east-1:1:function:mangaassist-chat", "lambda", "12"))
+    out = _aggregate(lambda_context, prepared)
+
+    assert out["total_cases"] == len(CASES) and out["control_cases"] == len(CASES)
+    # build_report got each arm apart, and who answered them.
+    assert [r.arm for r in seen["results"]] == ["candidate"] * len(CASES)
+    control = seen["kwargs"]["control_results"]
+    assert [r.arm for r in control] == ["control"] * len(CASES)
+    assert seen["kwargs"]["target"] == {"kind": "bedrock", "ref": "s3://bundles/assist.yaml",
+                                        "spec": "bedrock:s3://bundles/assist.yaml", "id": "assist", "version": "7"}
+    assert seen["kwargs"]["control_target"]["id"].endswith(":mangaassist-chat")
+    assert seen["kwargs"]["control_target"]["version"] == "12"
+    assert seen["kwargs"]["control_target"]["timeout_s"] == 10
+
+    # The missing control item is an explicit error record, under the control's key.
+    [missing] = [r for r in _table(aws).results_for_run("run-paired", arm="control") if r.test_id == "order-eta"]
+    assert missing.status == "error" and missing.error == "no result recorded" and missing.arm == "control"
+    assert missing.response is None  # the control was to answer; the recorded answer is not its answer
+    assert len(_table(aws).results_for_run("run-paired")) == len(CASES)
+
+    lines = [EvaluationResult.model_validate_json(x)
+             for x in read_text(aws.s3, "runs/run-paired/control_results.jsonl").splitlines()]
+    assert sorted((r.test_id, r.status) for r in lines) == [
+        ("faq-returns-window", "scored"), ("order-eta", "error"), ("pq-uzumaki-price", "scored")]
+    report = RunReport.model_validate(read_json(aws.s3, out["report_key"]))
+    summary = report.generation_summary
+    assert summary["candidate"]["generated"] == 3 and summary["candidate"]["errors"] == 0
+    assert summary["candidate"]["latency_ms"] == {"mean": 200.0, "p95": 300.0}
+    assert summary["candidate"]["input_tokens"] == 300 and summary["candidate"]["cost_usd"] == pytest.approx(0.003)
+    assert summary["control"]["generated"] == 2 and summary["control"]["without_generation"] == 1
+    assert report.target["spec"] == "bedrock:s3://bundles/assist.yaml"
+
+
+def test_aggregate_names_the_ssm_parameter_a_target_came_from(aws, lambda_context):
+    from fmquality.models import RunReport
+
+    prepared = _prepare(aws, lambda_context, "run-ssm", target="lambda:chatbot")
+    # As Prepare writes it for target "ssm:/mangaassist/production-target".
+    targets = read_json(aws.s3, prepared["targets_key"])
+    targets["resolved_from"] = {"candidate": "ssm:/mangaassist/production-target", "control": None}
+    aws.s3.put_object(Bucket=BUCKET, Key=prepared["targets_key"], Body=json.dumps(targets).encode())
+    for case in CASES:
+        _score(lambda_context, prepared, case, generation=_generation("chatbot", "lambda", "3"))
+    report = RunReport.model_validate(read_json(aws.s3, _aggregate(lambda_context, prepared)["report_key"]))
+    assert report.target == {"kind": "lambda", "ref": "chatbot", "spec": "lambda:chatbot", "id": "chatbot",
+                             "version": "3", "resolved_from": "ssm:/mangaassist/production-target"}
+
+
+def test_aggregate_counts_failed_generations_as_errors_not_scores(aws, lambda_context):
+    from handlers.composite import handler
+
+    prepared = _prepare(aws, lambda_context, "run-gen-fail", target="python:chatbot:answer")
+    _score(lambda_context, prepared, CASES[0], generation=_generation("chatbot:answer"))
+    for case in CASES[1:]:
+        handler(load_event("composite_error.json", run_id="run-gen-fail", rubric_key=prepared["rubric_key"],
+                           item={**case, "response": None},
+                           generation=_generation("chatbot:answer", latency_ms=None, error="timed out"),
+                           error={"Error": "GenerationFailed", "Cause": "python target chatbot:answer: timed out"}),
+                lambda_context)
+    out = _aggregate(lambda_context, prepared)
+    assert out["unscored_cases"] == 2 and out["gate_passed"] is False
+    report = read_json(aws.s3, out["report_key"])
+    assert report["error_cases"] == 2
+    assert report["generation_summary"]["candidate"] == {
+        "items": 3, "generated": 1, "errors": 2, "without_generation": 0, "attempts": 3,
+        "latency_ms": {"mean": 100.0, "p95": 100.0}, "input_tokens": 300, "output_tokens": 60, "cost_usd": None}
+    assert read_text_if_exists(aws, "runs/run-gen-fail/control_results.jsonl") is None
+
+
+def test_aggregate_reads_items_written_before_arms_existed(aws, lambda_context):
+    prepared = _prepare(aws, lambda_context, "run-old")
+    # items.json as it was (bare cases) and no targets.json: a recorded, unpaired run.
+    aws.s3.put_object(Bucket=BUCKET, Key=prepared["items_key"], Body=json.dumps(CASES).encode())
+    aws.s3.delete_object(Bucket=BUCKET, Key=prepared["targets_key"])
+    for case in CASES:
+        _score(lambda_context, prepared, case)
+    out = _aggregate(lambda_context, prepared, targets_key=None)
+    assert out["gate_passed"] is True and out["total_cases"] == len(CASES) and out["control_cases"] == 0
+
+
+def read_text_if_exists(aws, key):
+    from fmquality.adapters.s3 import S3Store
+
+    return S3Store(aws.s3).read_text_if_exists(BUCKET, key)

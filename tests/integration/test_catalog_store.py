@@ -63,7 +63,7 @@ def test_prepare_reads_the_latest_snapshot_and_records_its_version(aws, tmp_path
     out = _prepare(load_event("prepare.json", run_id="table-run", catalog="dynamodb:latest"), lambda_context)
     items = read_json(aws.s3, out["items_key"])
     # Only the product in play travels with the item, not the snapshot's 31 entries.
-    assert [[c["asin"] for c in i["catalog"]] for i in items] == [["B0TOMIE001"], []]
+    assert [[c["asin"] for c in i["case"]["catalog"]] for i in items] == [["B0TOMIE001"], []]
     # The run, and so its report, names the snapshot "latest" resolved to.
     assert EvaluationTable(TABLE, aws.ddb).get_run("table-run")["catalog"] == "dynamodb:2026-11-20"
     from handlers.aggregate import handler as aggregate

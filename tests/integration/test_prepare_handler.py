@@ -34,9 +34,16 @@ def test_prepare_writes_items_rubric_and_registers_the_run(aws, lambda_context):
 
     items = read_json(aws.s3, out["items_key"])
     assert isinstance(items, list)
-    assert [TestCase.model_validate(i).test_id for i in items] == [c["test_id"] for c in CASES]
+    # One element per (case, arm); without a control every element is a candidate item.
+    assert {i["arm"] for i in items} == {"candidate"}
+    assert [TestCase.model_validate(i["case"]).test_id for i in items] == [c["test_id"] for c in CASES]
+    # The recorded target scores the dataset's own answers, so they travel with the items.
+    assert [i["case"]["response"] for i in items] == [c["response"] for c in CASES]
     # Unknown dataset fields survive normalization in metadata.
-    assert items[2]["metadata"] == {"source_channel": "web"}
+    assert items[2]["case"]["metadata"] == {"source_channel": "web"}
+    # Nothing to generate: the Map goes straight to the scorers.
+    assert out["generate"] is False and out["targets_key"] == f"runs/{out['run_id']}/targets.json"
+    assert read_json(aws.s3, out["targets_key"])["control"] is None
     rubric = Rubric.model_validate(read_json(aws.s3, out["rubric_key"]))
     assert rubric == load_rubric() and out["rubric_version"] == rubric.version
 
@@ -89,7 +96,7 @@ def test_prepare_with_skip_invalid_writes_rejected_lines_and_continues(aws, lamb
     out = _prepare(load_event("prepare.json", run_id="skip-run", skip_invalid=True), lambda_context)
 
     assert out["item_count"] == 2 and out["rejected_count"] == 2
-    assert [i["test_id"] for i in read_json(aws.s3, out["items_key"])] == ["faq-returns-window", "order-eta"]
+    assert [i["case"]["test_id"] for i in read_json(aws.s3, out["items_key"])] == ["faq-returns-window", "order-eta"]
     rejected = [json.loads(line) for line in read_text(aws.s3, "runs/skip-run/rejected.jsonl").splitlines()]
     assert {(r["line"], r["field"]) for r in rejected} == {(2, "intent"), (4, "test_id")}
     assert all(r["file"] == f"s3://{BUCKET}/{DATASET_KEY}" for r in rejected)
@@ -105,7 +112,7 @@ def test_prepare_resolves_the_catalog_per_case_and_rejects_an_invalid_one(aws, l
     aws.s3.put_object(Bucket=BUCKET, Key="catalog.json", Body=json.dumps(catalog))
     out = _prepare(load_event("prepare.json", run_id="cat-run", catalog=f"s3://{BUCKET}/catalog.json"), lambda_context)
     # Only the product in play travels with the item, not the whole catalog.
-    assert [c["asin"] for c in read_json(aws.s3, out["items_key"])[0]["catalog"]] == ["B0TOMIE001"]
+    assert [c["asin"] for c in read_json(aws.s3, out["items_key"])[0]["case"]["catalog"]] == ["B0TOMIE001"]
 
     aws.s3.put_object(Bucket=BUCKET, Key="bad-catalog.json", Body=json.dumps([{"asin": "X", "title": "T", "price": -1}]))
     with pytest.raises(DatasetRejected, match=r"bad-catalog.json:1: \[0\].price"):
@@ -180,3 +187,125 @@ def test_prepare_accepts_the_execution_input_nested_with_the_execution_context(a
               "execution_id": flat["execution_id"], "execution_name": "ci-20250101T000000Z-abc123"}
     out = _prepare(nested, lambda_context)
     assert out["run_id"] == "ci-20250101T000000Z-abc123" and out["item_count"] == len(CASES)
+
+
+# ---- targets ------------------------------------------------------------------------------------
+
+
+def test_prepare_writes_one_item_per_case_and_arm_and_the_targets(aws, lambda_context):
+    put_dataset(aws.s3, CASES)
+    out = _prepare(load_event("prepare.json", run_id="paired", target="bedrock:s3://bundles/assist.yaml",
+                              control="recorded"), lambda_context)
+
+    assert out["item_count"] == 2 * len(CASES) and out["generate"] is True
+    items = read_json(aws.s3, out["items_key"])
+    # A case's two arms side by side, so a pair is generated close in time.
+    assert [(i["arm"], i["case"]["test_id"]) for i in items] == [
+        (arm, c["test_id"]) for c in CASES for arm in ("candidate", "control")]
+    # The candidate is to be answered by its target: its recorded answer is not carried, the recorded
+    # control's is.
+    assert {i["case"]["response"] for i in items if i["arm"] == "candidate"} == {None}
+    assert [i["case"]["response"] for i in items if i["arm"] == "control"] == [c["response"] for c in CASES]
+
+    targets = read_json(aws.s3, out["targets_key"])
+    assert targets["candidate"]["kind"] == "bedrock" and targets["candidate"]["ref"] == "s3://bundles/assist.yaml"
+    assert targets["control"]["kind"] == "recorded"
+    run = aws.ddb.get_item(TableName="fmq-eval-test", Key={"pk": {"S": "RUN#paired"}, "sk": {"S": "RUN"}})["Item"]
+    assert json.loads(run["target"]["S"])["spec"] == "bedrock:s3://bundles/assist.yaml"
+    assert json.loads(run["control_target"]["S"])["spec"] == "recorded"
+    assert run["item_count"]["N"] == str(2 * len(CASES)) and run["case_count"]["N"] == str(len(CASES))
+
+
+def test_a_recorded_candidate_with_a_control_still_generates(aws, lambda_context):
+    put_dataset(aws.s3, CASES)
+    out = _prepare(load_event("prepare.json", run_id="rec-vs-lambda", control="lambda:chatbot-v2"), lambda_context)
+    assert out["generate"] is True
+    assert read_json(aws.s3, out["targets_key"])["candidate"]["kind"] == "recorded"
+
+
+@pytest.mark.parametrize(
+    ("requested", "target", "control", "expected"),
+    [
+        (None, None, None, 10),  # the deployment's default
+        (40, {"spec": "lambda:chatbot", "max_concurrency": 8}, None, 8),
+        (5, {"spec": "lambda:chatbot", "max_concurrency": 8}, None, 5),
+        (40, {"spec": "lambda:chatbot", "max_concurrency": 8}, {"spec": "http://127.0.0.1:8080/chat", "max_concurrency": 3}, 3),
+        (40, "lambda:chatbot", {"spec": "recorded", "max_concurrency": 20}, 20),
+    ],
+)
+def test_the_map_concurrency_is_the_smallest_limit_of_the_run(aws, lambda_context, requested, target, control, expected):
+    put_dataset(aws.s3, CASES)
+    extra = {k: v for k, v in {"max_concurrency": requested, "target": target, "control": control}.items() if v is not None}
+    assert _prepare(load_event("prepare.json", run_id="conc", **extra), lambda_context)["max_concurrency"] == expected
+
+
+@pytest.mark.parametrize(
+    ("field", "spec", "message"),
+    [
+        ("target", "carrier-pigeon:coo", "unknown target 'carrier-pigeon:coo'"),
+        ("control", "python:no_function_here", "python:<module>:<function>"),
+        ("target", {"spec": "lambda:chatbot", "timeout_s": -1}, "timeout_s"),
+        ("control", {"model_id": "x"}, "\"spec\""),
+        ("target", 42, "spec string or object"),
+    ],
+)
+def test_a_bad_target_spec_fails_prepare_naming_the_field(aws, lambda_context, field, spec, message):
+    put_dataset(aws.s3, CASES)
+    with pytest.raises(ValidationError) as caught:
+        _prepare(load_event("prepare.json", run_id="bad-spec", **{field: spec}), lambda_context)
+    assert [e["loc"] for e in caught.value.errors()] == [(field,)]
+    assert message in str(caught.value)
+    # Nothing written for a run whose input is refused.
+    assert "Contents" not in aws.s3.list_objects_v2(Bucket=BUCKET, Prefix="runs/bad-spec/")
+
+
+def _ssm_resolver(spec, client):
+    """A stand-in for fmquality.targets.resolve_spec: the parameter's value is the spec."""
+    from fmquality.targets.base import TargetSpec
+
+    value = client("ssm").get_parameter(Name=spec.ref)["Parameter"]["Value"]
+    return TargetSpec.parse(json.loads(value) if value.lstrip().startswith("{") else value)
+
+
+@pytest.fixture(params=["double", "real"])
+def resolve_spec(request, monkeypatch):
+    import fmquality.targets as targets
+
+    if request.param == "real":
+        if not hasattr(targets, "resolve_spec"):
+            pytest.skip("fmquality.targets.resolve_spec is not on this branch yet (the targets branch adds it)")
+    else:
+        monkeypatch.setattr(targets, "resolve_spec", _ssm_resolver, raising=False)
+    return request.param
+
+
+def test_prepare_resolves_ssm_targets_once_through_moto_ssm(aws, lambda_context, resolve_spec):
+    import boto3
+
+    ssm = boto3.client("ssm")
+    ssm.put_parameter(Name="/mangaassist/production-target", Type="String", Value="lambda:mangaassist-chat:live")
+    ssm.put_parameter(Name="/mangaassist/canary-target", Type="String", Value="http://127.0.0.1:8080/chat")
+    put_dataset(aws.s3, CASES)
+    out = _prepare(load_event("prepare.json", run_id="ssm-run", target="ssm:/mangaassist/canary-target",
+                              control="ssm:/mangaassist/production-target"), lambda_context)
+
+    targets = read_json(aws.s3, out["targets_key"])
+    assert (targets["candidate"]["kind"], targets["candidate"]["ref"]) == ("http", "http://127.0.0.1:8080/chat")
+    assert (targets["control"]["kind"], targets["control"]["ref"]) == ("lambda", "mangaassist-chat:live")
+    # A later change of the parameter does not change this run: items read targets.json.
+    ssm.put_parameter(Name="/mangaassist/production-target", Type="String", Value="lambda:other", Overwrite=True)
+    assert read_json(aws.s3, out["targets_key"])["control"]["ref"] == "mangaassist-chat:live"
+    # Where each came from, for the report.
+    assert targets["resolved_from"] == {"candidate": "ssm:/mangaassist/canary-target",
+                                        "control": "ssm:/mangaassist/production-target"}
+    run = aws.ddb.get_item(TableName="fmq-eval-test", Key={"pk": {"S": "RUN#ssm-run"}, "sk": {"S": "RUN"}})["Item"]
+    assert json.loads(run["control_target"]["S"])["resolved_from"] == "ssm:/mangaassist/production-target"
+
+
+def test_an_ssm_target_that_cannot_be_read_fails_prepare_naming_the_field(aws, lambda_context, resolve_spec):
+    from handlers.prepare import TargetRejected
+
+    put_dataset(aws.s3, CASES)
+    with pytest.raises(TargetRejected, match=r"^control: cannot resolve ssm:/mangaassist/missing"):
+        _prepare(load_event("prepare.json", run_id="ssm-missing", control="ssm:/mangaassist/missing"), lambda_context)
+    assert "Contents" not in aws.s3.list_objects_v2(Bucket=BUCKET, Prefix="runs/ssm-missing/")

@@ -131,7 +131,8 @@ def test_composite_writes_one_result(run, aws, lambda_context):
     scores.reverse()  # the Parallel's order is not guaranteed
     out = handler(load_event("composite.json", scores=scores), lambda_context)
 
-    assert out == {"test_id": "faq-returns-window", "status": "scored", "passed": True, "composite_score": 1.0}
+    assert out == {"test_id": "faq-returns-window", "arm": "candidate", "status": "scored", "passed": True,
+                   "composite_score": 1.0}
     [stored] = _results(aws)
     assert stored.test_id == "faq-returns-window" and stored.run_id == "run-fixture"
     assert set(stored.dimension_scores) == {"relevance", "factual_accuracy", "consistency", "fluency"}
@@ -165,7 +166,8 @@ def test_composite_error_mode_records_an_explicit_error(run, aws, lambda_context
     from handlers.composite import handler
 
     out = handler(load_event("composite_error.json"), lambda_context)
-    assert out == {"test_id": "faq-returns-window", "status": "error", "passed": False, "composite_score": None}
+    assert out == {"test_id": "faq-returns-window", "arm": "candidate", "status": "error", "passed": False,
+                   "composite_score": None}
     [stored] = _results(aws)
     assert stored.status == "error"
     # The error name and Lambda's message, not its JSON wrapper.
@@ -208,3 +210,55 @@ def test_handlers_read_the_rubric_prepare_wrote(run, aws, lambda_context):
     with pytest.raises(S3ObjectNotFound, match="runs/other/rubric.json"):
         handler(load_event("composite.json", rubric_key="runs/other/rubric.json"), lambda_context)
     assert BUCKET == run["bucket"]
+
+
+def _generation(**extra):
+    from fmquality.models import Generation
+
+    return Generation(target_id="mangaassist-prompt", target_kind="bedrock", target_version="7",
+                      response="Unopened items can be returned within 15 days of delivery.", latency_ms=812.0,
+                      usage={"input_tokens": 420, "output_tokens": 31}, cost_usd=0.0009, **extra).model_dump(mode="json")
+
+
+def test_composite_records_the_control_arm_under_its_own_key_with_the_generation(run, aws, lambda_context):
+    from handlers.composite import handler
+
+    generation = _generation()
+    item = {**load_event("composite.json")["item"], "response": generation["response"]}
+    out = handler(load_event("composite.json", arm="control", generation=generation, item=item,
+                             scores=all_scores(1.0)), lambda_context)
+    assert out["arm"] == "control" and out["status"] == "scored"
+
+    assert _results(aws) == []  # the candidate arm holds nothing
+    from fmquality.adapters.dynamodb import EvaluationTable
+
+    [control] = EvaluationTable(TABLE, aws.ddb).results_for_run("run-fixture", arm="control")
+    assert control.arm == "control" and control.response == generation["response"]
+    assert control.generation.target_version == "7" and control.generation.usage.input_tokens == 420
+    raw = aws.ddb.get_item(TableName=TABLE, Key={"pk": {"S": "RUN#run-fixture"},
+                                                  "sk": {"S": "CONTROL#faq-returns-window"}})["Item"]
+    assert raw["arm"]["S"] == "control"
+
+
+def test_a_failed_generation_is_an_error_record_that_keeps_the_generation(run, aws, lambda_context):
+    from handlers.composite import handler
+
+    generation = _generation(error="ThrottlingException: rate exceeded", attempts=4) | {"response": None}
+    item = {**load_event("composite_error.json")["item"], "response": None}
+    error = {"Error": "GenerationFailed", "Cause": "bedrock target mangaassist-prompt gave no answer after 4 attempt(s)"}
+    out = handler(load_event("composite_error.json", generation=generation, item=item, error=error), lambda_context)
+    assert out["status"] == "error" and out["composite_score"] is None
+
+    [stored] = _results(aws)
+    assert stored.status == "error" and stored.passed is False and stored.dimension_scores == {}
+    assert stored.error.startswith("GenerationFailed: bedrock target mangaassist-prompt gave no answer")
+    assert stored.response is None and stored.generation.error == "ThrottlingException: rate exceeded"
+    assert stored.generation.attempts == 4
+
+
+def test_an_unreadable_generation_does_not_stop_the_error_record(run, aws, lambda_context):
+    from handlers.composite import handler
+
+    handler(load_event("composite_error.json", generation={"target_id": 7}), lambda_context)
+    [stored] = _results(aws)
+    assert stored.status == "error" and stored.generation is None

@@ -2,7 +2,8 @@
 
     item            pk                  sk                 gsi1pk / gsi1sk
     run             RUN#<run_id>        RUN                DATASET#<dataset_id> / <started_at>#<run_id>
-    item result     RUN#<run_id>        RESULT#<test_id>   -
+    item result     RUN#<run_id>        RESULT#<test_id>   -   (the candidate arm)
+    control result  RUN#<run_id>        CONTROL#<test_id>  -   (the control arm of a paired run)
     baseline        DATASET#<id>        BASELINE           -
     cached verdict  VERDICT#<hash>      VERDICT            -   (expires_at: TTL)
     catalog load    CATALOG#<version>   LOAD               -   (claims the version: started_at, source)
@@ -10,7 +11,7 @@
     catalog meta    CATALOG#<version>   META               -   (item_count, loaded_at, source, snapshot_date)
     latest catalog  CATALOG#LATEST      POINTER            -   (version)
 
-The reads it serves: every result of a run (query pk, sk begins_with RESULT#), the runs of a
+The reads it serves: every result of a run's arm (query pk, sk begins_with RESULT# or CONTROL#), the runs of a
 dataset over time (query gsi1), the latest approved baseline of a dataset (get_item), the items of a
 catalog snapshot (query pk, sk begins_with ITEM#) and the current snapshot (get_item on the pointer).
 
@@ -40,6 +41,10 @@ GSI1 = "gsi1"
 RUN_SK = "RUN"
 BASELINE_SK = "BASELINE"
 RESULT_PREFIX = "RESULT#"
+CONTROL_PREFIX = "CONTROL#"
+# A paired run keeps each arm under its own sort-key prefix: the candidate's keys are the ones every
+# run always had, so reading a run without a control is unchanged.
+RESULT_PREFIXES: dict[str, str] = {"candidate": RESULT_PREFIX, "control": CONTROL_PREFIX}
 VERDICT_SK = "VERDICT"
 CATALOG_LOAD_SK = "LOAD"
 CATALOG_META_SK = "META"
@@ -68,6 +73,13 @@ def verdict_pk(key_hash: str) -> str:
 
 def catalog_pk(version: str) -> str:
     return f"CATALOG#{version}"
+
+
+def _result_prefix(arm: str) -> str:
+    try:
+        return RESULT_PREFIXES[arm]
+    except KeyError:
+        raise ValueError(f"unknown arm {arm!r}: expected one of {sorted(RESULT_PREFIXES)}") from None
 
 
 def catalog_ref_version(ref: str) -> str:
@@ -214,13 +226,14 @@ class EvaluationTable:
     # ---------------------------------------------------------------------------------- results
 
     def put_result(self, run_id: str, result: EvaluationResult) -> None:
-        """One item per (run, test case): evaluating the same case again overwrites its result."""
+        """One item per (run, arm, test case): evaluating the same case again overwrites its result."""
         self._ddb.put_item(
             TableName=self.table_name,
             Item=_marshal({
                 "pk": run_pk(run_id),
-                "sk": f"{RESULT_PREFIX}{result.test_id}",
+                "sk": f"{_result_prefix(result.arm)}{result.test_id}",
                 "test_id": result.test_id,
+                "arm": result.arm,
                 "intent": result.intent,
                 "status": result.status,
                 "passed": result.passed,
@@ -230,12 +243,12 @@ class EvaluationTable:
             }),
         )
 
-    def results_for_run(self, run_id: str, page_size: int | None = None) -> list[EvaluationResult]:
-        """Every result of the run, across as many query pages as it takes."""
+    def results_for_run(self, run_id: str, arm: str = "candidate", page_size: int | None = None) -> list[EvaluationResult]:
+        """Every result of one arm of the run, across as many query pages as it takes."""
         kwargs: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-            "ExpressionAttributeValues": _marshal({":pk": run_pk(run_id), ":prefix": RESULT_PREFIX}),
+            "ExpressionAttributeValues": _marshal({":pk": run_pk(run_id), ":prefix": _result_prefix(arm)}),
             # Strongly consistent: Aggregate reads right after the last Composite wrote.
             "ConsistentRead": True,
         }

@@ -2,10 +2,12 @@
 
 Layout of the data bucket (one prefix per run)::
 
-    runs/<run_id>/items.json      JSON array of normalized TestCase dicts (the Map's ItemReader)
+    runs/<run_id>/items.json      JSON array, one {"arm", "case"} per test case and arm (the Map's ItemReader)
+    runs/<run_id>/targets.json    {"candidate": TargetSpec dict, "control": TargetSpec dict | null}, ssm: resolved
     runs/<run_id>/rejected.jsonl  one LineError per bad dataset line
     runs/<run_id>/rubric.json     the resolved rubric (Rubric.model_dump)
-    runs/<run_id>/results.jsonl   one EvaluationResult per line
+    runs/<run_id>/results.jsonl   one EvaluationResult per line (the candidate arm)
+    runs/<run_id>/control_results.jsonl   the same for the control arm of a paired run
     runs/<run_id>/report.json     the RunReport
     runs/<run_id>/report.html     the human-readable report
 """
@@ -19,7 +21,9 @@ from urllib.parse import urlparse
 ITEMS = "items.json"
 REJECTED = "rejected.jsonl"
 RUBRIC = "rubric.json"
+TARGETS = "targets.json"
 RESULTS = "results.jsonl"
+CONTROL_RESULTS = "control_results.jsonl"
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
 

@@ -188,6 +188,8 @@ class LocalRunResult:
     stage_seconds: dict[str, float]
     wall_seconds: float
     lambda_calls: dict[str, int]
+    # The control arm's results of a paired run (control_results.jsonl); None without a control.
+    control_results_jsonl: str | None = None
 
     @property
     def execution(self) -> dict[str, Any]:
@@ -267,9 +269,15 @@ def run_local_execution(
     retry_wait_cap_s: float | None = None,
     inspect_aws: Callable[[Callable[[str], Any]], None] | None = None,
     timeout_s: float = 1800.0,
+    target: str | dict[str, Any] | None = None,
+    control: str | dict[str, Any] | None = None,
 ) -> LocalRunResult:
     """Create the table, bucket and functions in moto, start one execution with the input a console
-    user would give, wait for it, and read the run's outputs back from the embedded S3."""
+    user would give, wait for it, and read the run's outputs back from the embedded S3.
+
+    ``target`` and ``control`` are target specs (strings or objects), passed in the execution input
+    as given: Prepare validates them. ``python:`` targets run in this process; ``http`` targets are
+    reached with urllib, which moto does not intercept, so a chatbot on 127.0.0.1 answers."""
     import boto3
     from moto import mock_aws
 
@@ -348,6 +356,10 @@ def run_local_execution(
             execution_input["tolerated_failure_percentage"] = float(tolerated_failure_percentage)
         if run_id:
             execution_input["run_id"] = run_id
+        if target is not None:
+            execution_input["target"] = target
+        if control is not None:
+            execution_input["control"] = control
 
         name = re.sub(r"[^A-Za-z0-9_-]", "-", run_id or f"{trigger}-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}")[:80]
         execution_arn = sfn.start_execution(stateMachineArn=machine_arn, name=name,
@@ -366,7 +378,7 @@ def run_local_execution(
         status = described["status"]
         error, cause = described.get("error"), described.get("cause")
         failed_state = _failed_state(sfn, execution_arn) if status != "SUCCEEDED" else None
-        report = results = html = rejected = None
+        report = results = html = rejected = control_results = None
         run_id_out = None
         prepare_output = _prepare_output(sfn, execution_arn)
         if prepare_output:
@@ -377,6 +389,7 @@ def run_local_execution(
             results = _read(s3, prefix + "results.jsonl")
             html = _read(s3, prefix + "report.html")
             rejected = _read(s3, prefix + "rejected.jsonl")
+            control_results = _read(s3, prefix + "control_results.jsonl")
         if inspect_aws:
             inspect_aws(client)
 
@@ -394,6 +407,7 @@ def run_local_execution(
         execution_arn=execution_arn, status=status, error=error, cause=cause, failed_state=failed_state,
         run_id=run_id_out, report=report, results_jsonl=results, report_html=html, rejected_jsonl=rejected,
         stage_seconds=stages, wall_seconds=wall, lambda_calls=dict(clock.calls),
+        control_results_jsonl=control_results,
     )
 
 

@@ -1,0 +1,82 @@
+"""Generate: ask the target of the item's arm for the answer, before the item is scored.
+
+The target's own retries (backoff with full jitter) run inside ``fmquality.generate.generate``; a
+generation that still failed comes back as a Generation with ``error`` set, which this handler turns
+into ``error`` on its output so the state machine records the item as an error, never a score.
+
+The output is the Map item's state with ``item.response`` and ``generation`` filled in: the ASL uses
+it as the state (OutputPath), so keys this handler does not read are returned unchanged.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from fmquality.generate import generate
+from fmquality.models import Generation
+from fmquality.targets import make_target
+from handlers import aws_client, run_targets
+from handlers.events import GenerateEvent
+
+logger = Logger()
+tracer = Tracer()
+# service="" as for the judge metrics: published without dimensions, one alarm covers the function.
+metrics = Metrics(service="")
+
+GENERATION_FAILED = "GenerationFailed"
+
+
+class TargetNotConfigured(LookupError):
+    """The item names an arm the run has no target for (a control item in a run without a control)."""
+
+
+@cache
+def target_for(bucket: str, targets_key: str, arm: str) -> Any:
+    """One target per run and arm per container, so its client and loaded prompt bundle are reused."""
+    spec = run_targets(bucket, targets_key).get(arm)
+    if spec is None:
+        raise TargetNotConfigured(f"s3://{bucket}/{targets_key} has no {arm} target")
+    return make_target(spec, aws_client)
+
+
+def _record_metrics(generation: Generation) -> None:
+    metrics.add_metric(name="GenerationErrors", unit=MetricUnit.Count, value=1 if generation.error else 0)
+    if generation.latency_ms is not None:
+        metrics.add_metric(name="GenerationLatencyMs", unit=MetricUnit.Milliseconds, value=generation.latency_ms)
+    metrics.add_metric(name="GenerationInputTokens", unit=MetricUnit.Count, value=generation.usage.input_tokens)
+    metrics.add_metric(name="GenerationOutputTokens", unit=MetricUnit.Count, value=generation.usage.output_tokens)
+
+
+def failure_cause(generation: Generation) -> str:
+    return (f"{generation.target_kind} target {generation.target_id} gave no answer after "
+            f"{generation.attempts} attempt(s): {generation.error}")
+
+
+@tracer.capture_method
+def generate_item(event: GenerateEvent) -> dict[str, Any]:
+    logger.append_keys(run_id=event.run_id, test_id=event.item.test_id, arm=event.arm)
+    target = target_for(event.bucket, event.targets_key, event.arm)
+    case, generation = generate(event.item, target)
+    # What is scored is exactly what the target answered: nothing when it failed.
+    case = case.model_copy(update={"response": generation.response if not generation.error else None})
+    _record_metrics(generation)
+    out = {**event.model_dump(mode="json"), "item": case.model_dump(mode="json"),
+           "generation": generation.model_dump(mode="json")}
+    if generation.error:
+        logger.warning("generation failed after its retries", extra={"error": generation.error,
+                                                                     "attempts": generation.attempts})
+        # The shape a Catch gives, so RecordItemError reads it the same way.
+        out["error"] = {"Error": GENERATION_FAILED, "Cause": failure_cause(generation)}
+    return out
+
+
+@logger.inject_lambda_context(log_event=False, clear_state=True)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return generate_item(GenerateEvent.model_validate(event))

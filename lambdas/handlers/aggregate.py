@@ -21,6 +21,7 @@ from fmquality.adapters.eventbridge import EventPublisher
 from fmquality.adapters.s3 import S3ObjectNotFound, S3Store, s3_uri
 from fmquality.composite import error_result
 from fmquality.models import EvaluationResult, RunReport
+from fmquality.production.metrics import evaluation_metric_data
 from fmquality.report import build_report, gate_summary, results_to_jsonl
 from fmquality.report_html import render_html
 from fmquality.rubric import Rubric
@@ -242,7 +243,8 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
     )
     # A retried Aggregate (failed after publishing) must not count the run twice in the alarms.
     if not run.get("metrics_published"):
-        a.metrics.put(run_metric_data(report, results, rubric.gate.min_pass_rate))
+        a.metrics.put(run_metric_data(report, results, rubric.gate.min_pass_rate)
+                      + evaluation_metric_data(report, results, a.table.result_recorded_times(event.run_id)))
         a.table.complete_run(event.run_id, metrics_published=True)
     a.events.evaluation_completed(
         {

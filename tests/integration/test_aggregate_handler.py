@@ -131,14 +131,21 @@ def test_aggregate_publishes_metrics_per_intent_and_per_run(aws, lambda_context)
     for metric in listed:
         by_name.setdefault(metric["MetricName"], []).append(
             {d["Name"]: d["Value"] for d in metric.get("Dimensions", [])})
-    for name in ("CompositeScore", "QualityGateResult", "DimensionScore_relevance", "DimensionScore_factual_accuracy",
+    for name in ("QualityGateResult", "DimensionScore_relevance", "DimensionScore_factual_accuracy",
                  "DimensionScore_consistency", "DimensionScore_fluency"):
         assert all(list(d) == ["Intent"] for d in by_name[name]), name
-    for name in ("BatchPassRate", "UnscoredCases", "BatchAvg_relevance", "BatchAvg_factual_accuracy",
+    for name in ("UnscoredCases", "BatchAvg_relevance", "BatchAvg_factual_accuracy",
                  "BatchAvg_consistency", "BatchAvg_fluency"):
         assert by_name[name] == [{}], name  # per run: no dimensions
+    # The run's size and latency, and the pass rate, overall and per locale (every case is en-US).
+    locales = {d.get("Locale") for name in ("BatchPassRate", "BatchTotalCases", "EvaluationLatency") for d in by_name[name]}
+    assert locales == {None, "en-US"}
+    en_us = [{"Name": "Locale", "Value": "en-US"}]
+    assert _metric_values(aws, "BatchTotalCases", en_us, stat="Sum") == [len(CASES)]
+    latencies = _metric_values(aws, "EvaluationLatency", en_us, stat="Maximum")
+    assert latencies and latencies[0] >= 0.0
     # No composite for an intent whose only item has no score: no data rather than a made-up 0.
-    assert {d["Intent"] for d in by_name["CompositeScore"]} == {"faq", "product_question"}
+    assert {d["Intent"] for d in by_name["CompositeScore"] if "Intent" in d} == {"faq", "product_question"}
     assert {d["Intent"] for d in by_name["QualityGateResult"]} == {"faq", "product_question", "order_tracking"}
 
     intent = lambda name: [{"Name": "Intent", "Value": name}]  # noqa: E731
@@ -148,7 +155,7 @@ def test_aggregate_publishes_metrics_per_intent_and_per_run(aws, lambda_context)
     assert _metric_values(aws, "QualityGateResult", intent("faq")) == [1.0]
     assert _metric_values(aws, "QualityGateResult", intent("product_question")) == [0.0]
     assert _metric_values(aws, "QualityGateResult", intent("order_tracking")) == [0.0]
-    assert _metric_values(aws, "BatchPassRate") == [pytest.approx(out["pass_rate"])]
+    assert _metric_values(aws, "BatchPassRate") == [pytest.approx(out["pass_rate"], abs=1e-4)]
     assert _metric_values(aws, "BatchAvg_relevance") == [pytest.approx(0.75)]
     assert _metric_values(aws, "UnscoredCases") == [1.0]
 
@@ -159,7 +166,7 @@ def test_a_retried_aggregate_publishes_the_run_metrics_once(aws, lambda_context)
     first = _aggregate(lambda_context, prepared)
     second = _aggregate(lambda_context, prepared)
     assert first == second
-    assert _metric_values(aws, "BatchPassRate", stat="SampleCount") == [1.0]
+    assert _metric_values(aws, "BatchPassRate", [{"Name": "Locale", "Value": "en-US"}], stat="SampleCount") == [1.0]
     assert _metric_values(aws, "CompositeScore", [{"Name": "Intent", "Value": "faq"}], stat="SampleCount") == [1.0]
 
 

@@ -27,7 +27,7 @@ import json
 import random
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any
@@ -245,6 +245,15 @@ class EvaluationTable:
 
     def results_for_run(self, run_id: str, arm: str = "candidate", page_size: int | None = None) -> list[EvaluationResult]:
         """Every result of one arm of the run, across as many query pages as it takes."""
+        return [EvaluationResult.model_validate_json(raw["payload"]["S"])
+                for raw in self._result_items(run_id, arm, page_size)]
+
+    def result_recorded_times(self, run_id: str, arm: str = "candidate") -> dict[str, str]:
+        """test_id -> when its result was written (the item's finish, for EvaluationLatency)."""
+        return {raw["test_id"]["S"]: raw["recorded_at"]["S"] for raw in self._result_items(run_id, arm)
+                if "test_id" in raw and "recorded_at" in raw}
+
+    def _result_items(self, run_id: str, arm: str, page_size: int | None = None) -> Iterator[dict[str, Any]]:
         kwargs: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
@@ -254,11 +263,8 @@ class EvaluationTable:
         }
         if page_size:
             kwargs["PaginationConfig"] = {"PageSize": page_size}
-        out: list[EvaluationResult] = []
         for page in self._ddb.get_paginator("query").paginate(**kwargs):
-            for raw in page["Items"]:
-                out.append(EvaluationResult.model_validate_json(raw["payload"]["S"]))
-        return out
+            yield from page["Items"]
 
     # ---------------------------------------------------------------------------------- baselines
 

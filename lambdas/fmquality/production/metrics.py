@@ -4,7 +4,7 @@ that build PutMetricData datums; publishing goes through ``adapters.cloudwatch.M
 - ``EvaluationLatency`` (Seconds): per item, from the run's start to the item's finish
   (``finished_at - report.started_at``); one statistic-set datum per Locale (Values/Counts, up to
   150 distinct values each) and one without dimensions for the run. Item finish times come from the
-  result records (``result_finished_times`` reads their ``recorded_at`` from the evaluation table);
+  result records (``EvaluationTable.result_recorded_times``: when Composite wrote each);
   without them each item is given the run's own end (``report.finished_at``), an upper bound.
 - ``BatchTotalCases`` (Count): the run's items, overall and per Locale.
 - ``BatchPassRate`` and ``CompositeScore`` per Locale.
@@ -103,18 +103,3 @@ def monitor_metric_data(block: MonitorBlock, timestamp: datetime | None = None) 
         data.append(_datum("MonitorStatus", STATUS_CODES[s.status], "None", when,
                            [{"Name": "Intent", "Value": s.intent or ""}, {"Name": "Locale", "Value": s.locale or ""}]))
     return data
-
-
-def result_finished_times(ddb_client: Any, table_name: str, run_id: str) -> dict[str, str]:
-    """test_id -> recorded_at of the run's result items in the evaluation table (when Composite
-    wrote them: the item's finish)."""
-    out: dict[str, str] = {}
-    paginator = ddb_client.get_paginator("query")
-    for page in paginator.paginate(TableName=table_name,
-                                   KeyConditionExpression="pk = :pk AND begins_with(sk, :sk)",
-                                   ExpressionAttributeValues={":pk": {"S": f"RUN#{run_id}"}, ":sk": {"S": "RESULT#"}},
-                                   ProjectionExpression="test_id, recorded_at"):
-        for row in page["Items"]:
-            if "test_id" in row and "recorded_at" in row:
-                out[row["test_id"]["S"]] = row["recorded_at"]["S"]
-    return out

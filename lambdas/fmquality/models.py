@@ -98,6 +98,14 @@ class Label(BaseModel):
     notes: str | None = None
 
 
+def check_locale(value: str) -> str:
+    """A language-region tag such as 'en-US' or 'ja-JP' (test cases and captured turns alike)."""
+    parts = value.split("-")
+    if len(parts) != 2 or not parts[0].isalpha() or not parts[1].isalnum():
+        raise ValueError(f"locale must look like 'en-US' or 'ja-JP', got {value!r}")
+    return value
+
+
 class TestCase(BaseModel):
     """One line of the JSON Lines dataset. Unknown fields are moved into ``metadata``."""
 
@@ -146,10 +154,7 @@ class TestCase(BaseModel):
     @field_validator("locale")
     @classmethod
     def _locale_shape(cls, value: str) -> str:
-        parts = value.split("-")
-        if len(parts) != 2 or not parts[0].isalpha() or not parts[1].isalnum():
-            raise ValueError(f"locale must look like 'en-US' or 'ja-JP', got {value!r}")
-        return value
+        return check_locale(value)
 
     @property
     def is_japanese(self) -> bool:

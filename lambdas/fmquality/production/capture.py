@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
-from fmquality.models import CatalogItem, Intent, Message, PageContext
+from fmquality.models import CatalogItem, Intent, Message, PageContext, check_locale
 from fmquality.production.redact import Redactor, order_key_from_environment
 
 TURNS_PREFIX = "production/turns/"
@@ -56,10 +56,7 @@ class TurnRecord(BaseModel):
     @field_validator("locale")
     @classmethod
     def _locale_shape(cls, value: str) -> str:
-        parts = value.split("-")
-        if len(parts) != 2 or not parts[0].isalpha() or not parts[1].isalnum():
-            raise ValueError(f"locale must look like 'en-US' or 'ja-JP', got {value!r}")
-        return value
+        return check_locale(value)
 
     @property
     def day(self) -> str:

@@ -65,7 +65,7 @@ class NaiveEvaluator:
 
     def evaluate(self, case: TestCase) -> dict[str, Any]:
         """The case's composite from 15 judged sub-scores (None when any of them failed)."""
-        weights = self.rubric.weights_for(case.intent.value)
+        weights = self.rubric.weights_for(case.intent)
         dimension_scores: dict[str, float] = {}
         unscored = False
         for dimension in DIMENSIONS:

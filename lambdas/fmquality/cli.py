@@ -54,6 +54,9 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="runs/latest", help="output folder (default runs/latest)")
     run.add_argument("--skip-invalid", action="store_true", help="evaluate valid lines; write bad ones to rejected.jsonl")
     run.add_argument("--run-id", help="run id (default: generated)")
+    run.add_argument("--filter", metavar="EXPR",
+                     help="score a subset: key=value[,value...] clauses joined by ';' (AND; values in a clause: OR); "
+                          "keys tag, intent (category), locale, complexity, test_id, e.g. \"tag=policy,retrieval;locale=ja-JP\"")
     run.add_argument("--trigger", default="manual")
     run.add_argument("--quiet", action="store_true", help="no progress bar or table")
     run.add_argument("--engine", choices=["stepfunctions-local", "direct"], default="stepfunctions-local",
@@ -190,7 +193,7 @@ def _load_inputs(args, with_baseline: bool = False):
     try:
         rubric = load_rubric(args.rubric)
         catalog = load_catalog(args.catalog) if args.catalog else None
-        loaded = load_dataset(args.dataset, catalog)
+        loaded = load_dataset(args.dataset, catalog, rubric.profile_spec.categories)
         baseline = load_report(args.baseline) if with_baseline and args.baseline else None
     except (RubricError, DatasetError, ValueError) as exc:
         _err(f"error: {exc}")
@@ -282,6 +285,13 @@ def cmd_run(args) -> int:
     if inputs is None:
         return EXIT_BAD_INPUT
     rubric, loaded, baseline = inputs
+    from fmquality.subsets import FilterError, apply_filter, distribution, parse_filter
+
+    try:
+        subset = parse_filter(getattr(args, "filter", None))
+    except FilterError as exc:
+        _err(f"error: {exc}")
+        return EXIT_BAD_INPUT
     if loaded.errors:
         out.mkdir(parents=True, exist_ok=True)
         with (out / "rejected.jsonl").open("w", encoding="utf-8") as fh:
@@ -305,6 +315,11 @@ def cmd_run(args) -> int:
             return EXIT_BAD_INPUT
         return _run_state_machine(args, out, console, rubric, baseline)
 
+    spread = distribution(loaded.cases)
+    loaded.cases, filter_line = apply_filter(loaded.cases, subset)
+    if not loaded.cases:
+        _err(f"error: the filter selects no case ({filter_line})")
+        return EXIT_BAD_INPUT
     try:
         judge = _make_judge(args, rubric)
         (target, target_spec), (control, control_spec) = _build_targets(args, rubric)
@@ -333,7 +348,8 @@ def cmd_run(args) -> int:
                           rejected_lines=len(loaded.errors), started_at=started, finished_at=_now(),
                           judge_model_id=judge.model_id if args.judge == "bedrock" else None,
                           control_results=control_results or None, target=_target_record(target, target_spec),
-                          control_target=_target_record(control, control_spec))
+                          control_target=_target_record(control, control_spec),
+                          filter_description=filter_line, distribution=spread)
     write_outputs(out, results, report, rubric, control_results=control_results)
     _print_summary(report, console)
     evaluated = sum(len(r) for r in arm_results.values())
@@ -380,6 +396,7 @@ def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
             baseline_report=baseline.model_dump(mode="json") if baseline else None,
             judge=args.judge, judge_model_id=args.judge_model_id, skip_invalid=args.skip_invalid,
             trigger=args.trigger, run_id=args.run_id,
+            **({"filter": args.filter} if getattr(args, "filter", None) else {}),
             on_progress=lambda done, total: progress.update(task, completed=done, total=total or None),
             # The raw spec strings: the execution resolves them. Passed only when given, so a run without
             # targets works whether or not this engine version takes the parameters.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fmquality.models import DIMENSIONS, DimensionScore, EvaluationResult, HardFailure, JudgeUsage, TestCase
+from fmquality.models import DimensionScore, EvaluationResult, HardFailure, JudgeUsage, TestCase
 
 if TYPE_CHECKING:
     from fmquality.rubric import Rubric
@@ -33,12 +33,13 @@ def combine(
     dimension that does not apply to the answer is left out and the other weights renormalised.
     Hard failures fail the item whatever its composite.
     """
-    intent = case.intent.value
+    intent = case.intent
     threshold = rubric.threshold_for(intent)
     weights = rubric.weights_for(intent)
+    DIMENSIONS = rubric.dimensions  # noqa: N806 - the rubric profile's dimensions, in order
     missing = [d for d in DIMENSIONS if d not in scores]
     if missing:
-        raise ValueError(f"{case.test_id}: composite needs all four dimensions, missing {missing}")
+        raise ValueError(f"{case.test_id}: composite needs every dimension of the rubric, missing {missing}")
 
     hard_failures = _dedupe([f for d in DIMENSIONS for f in scores[d].hard_failures])
     usage = JudgeUsage()
@@ -80,6 +81,10 @@ def combine(
 
     passed = (status == "scored" and not hard_failures and not below_floor
               and composite is not None and composite >= threshold)
+    # Profiles with letter grades: the 0-100 total and its grade (None without a composite).
+    grades = rubric.profile_spec.grades is not None and composite is not None
+    total_100 = round(100 * composite, 2) if grades and composite is not None else None
+    grade = rubric.profile_spec.grade_for(total_100) if total_100 is not None else None
     return EvaluationResult(
         run_id=run_id,
         test_id=case.test_id,
@@ -100,13 +105,15 @@ def combine(
         catalog_asins=[item.asin for item in case.catalog],
         query=case.query,
         response=case.response,
+        total_100=total_100,
+        grade=grade,
     )
 
 
 def error_result(case_or_id: TestCase | dict, rubric: "Rubric", error: str, run_id: str | None = None) -> EvaluationResult:
     """The explicit record of an item whose evaluation failed: nothing is lost, nothing is scored."""
     if isinstance(case_or_id, TestCase):
-        test_id, intent, locale, tags = (case_or_id.test_id, case_or_id.intent.value, case_or_id.locale,
+        test_id, intent, locale, tags = (case_or_id.test_id, case_or_id.intent, case_or_id.locale,
                                          list(case_or_id.tags))
         label = case_or_id.label.model_dump(exclude_none=True) if case_or_id.label else None
         query, response = case_or_id.query, case_or_id.response

@@ -10,7 +10,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from fmquality.catalog_index import CatalogIndex, resolve_catalog
-from fmquality.models import CatalogItem, TestCase
+from fmquality.models import CatalogItem, Intent, TestCase
+
+# The categories a case's intent may name when no rubric says otherwise: MangaAssist's intents.
+DEFAULT_CATEGORIES: tuple[str, ...] = tuple(i.value for i in Intent)
 
 
 class DatasetError(ValueError):
@@ -51,10 +54,21 @@ def _field_path(loc: tuple[Any, ...]) -> str:
     return out or "<line>"
 
 
-def parse_lines(lines: list[bytes], source: str, catalog: list[CatalogItem] | CatalogIndex | None = None) -> LoadedDataset:
+def intent_error(intent: str, categories: tuple[str, ...] | list[str]) -> str | None:
+    """Why an intent is not one of the profile's categories (None when it is)."""
+    if intent in categories:
+        return None
+    allowed = ", ".join(repr(c) for c in categories)
+    return f"Input should be one of {allowed} (got {intent!r})"
+
+
+def parse_lines(lines: list[bytes], source: str, catalog: list[CatalogItem] | CatalogIndex | None = None,
+                categories: tuple[str, ...] | list[str] | None = None) -> LoadedDataset:
     """Validate raw lines. Blank lines are skipped; everything else is a case or an error. With a run
     catalog (a snapshot file or a store-sized index), each case gets the catalog entries of the
-    products in play (``catalog_index.resolve_catalog``), not the whole catalog."""
+    products in play (``catalog_index.resolve_catalog``), not the whole catalog. ``categories``: the
+    rubric profile's categories, which a case's intent must name (default: MangaAssist's intents)."""
+    allowed = tuple(categories) if categories is not None else DEFAULT_CATEGORIES
     result = LoadedDataset(source=source)
     index = CatalogIndex(catalog) if isinstance(catalog, list) and catalog else catalog or None
     seen: dict[str, int] = {}
@@ -84,10 +98,14 @@ def parse_lines(lines: list[bytes], source: str, catalog: list[CatalogItem] | Ca
         except ValidationError as exc:
             for err in exc.errors():
                 reason = err["msg"]
-                if err["type"] == "enum":
+                if err["type"] in ("enum", "literal_error"):
                     reason = f"{reason} (got {err.get('input')!r})"
                 result.errors.append(LineError(file=source, line=number, field=_field_path(err["loc"]),
                                                reason=reason, raw=raw[:500]))
+            continue
+        bad_intent = intent_error(case.intent, allowed)
+        if bad_intent:
+            result.errors.append(LineError(file=source, line=number, field="intent", reason=bad_intent, raw=raw[:500]))
             continue
         if case.test_id in seen:
             result.errors.append(LineError(file=source, line=number, field="test_id",
@@ -102,13 +120,14 @@ def parse_lines(lines: list[bytes], source: str, catalog: list[CatalogItem] | Ca
     return result
 
 
-def load_dataset(path: str | Path, catalog: list[CatalogItem] | CatalogIndex | None = None) -> LoadedDataset:
+def load_dataset(path: str | Path, catalog: list[CatalogItem] | CatalogIndex | None = None,
+                 categories: tuple[str, ...] | list[str] | None = None) -> LoadedDataset:
     source = str(path)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise DatasetError(f"{source}: cannot read dataset: {exc.strerror or exc}") from exc
-    loaded = parse_lines(data.splitlines(), source, catalog)
+    loaded = parse_lines(data.splitlines(), source, catalog, categories)
     if not loaded.cases and not loaded.errors:
         raise DatasetError(f"{source}: the dataset has no test cases")
     return loaded
@@ -147,8 +166,18 @@ def load_catalog(path: str | Path) -> list[CatalogItem]:
 
 
 def dataset_json_schema() -> dict[str, Any]:
+    from fmquality.profiles.spec import available_profiles, load_profile
+
     schema = TestCase.model_json_schema()
-    schema["title"] = "MangaAssist evaluation test case (one JSON object per line)"
+    schema["title"] = "Evaluation test case (one JSON object per line)"
+    # The intent is a category of the rubric's profile, checked by the loader against that profile.
+    schema["$defs"]["Intent"] = {"title": "Intent", "type": "string", "enum": list(DEFAULT_CATEGORIES),
+                                 "description": "the MangaAssist intents (profile mangaassist)"}
+    schema["properties"]["intent"] = {
+        "title": "Intent", "type": "string", "minLength": 1,
+        "description": "a category of the rubric's profile: " + "; ".join(
+            f"{name}: {', '.join(load_profile(name).categories)}" for name in available_profiles()),
+    }
     # Unknown fields are accepted and kept in `metadata` (see TestCase._keep_unknown_fields).
     schema["additionalProperties"] = True
     return schema

@@ -39,7 +39,7 @@ from fmquality.judges.base import (
 )
 from fmquality.judges.concurrency import AimdController
 from fmquality.generate import generate
-from fmquality.models import DIMENSIONS, Arm, DimensionScore, EvaluationResult, TestCase
+from fmquality.models import Arm, DimensionScore, EvaluationResult, TestCase
 
 if TYPE_CHECKING:
     from fmquality.judges.base import Judge
@@ -59,6 +59,13 @@ OutcomeT = TypeVar("OutcomeT", JudgeOutcome, CombinedJudgeOutcome)
 def score_one_dimension(
     dimension: str, case: TestCase, rubric: "Rubric", judge: "Judge", raise_on_throttle: bool = False
 ) -> DimensionScore:
+    """One dimension of one case (the scorer Lambda's whole job): a MangaAssist dimension module, or
+    the generic profile path for a profile with a scorer module."""
+    if rubric.profile_spec.scorer is not None:
+        from fmquality.profiles.scoring import plan_profile_dimension
+
+        plan = plan_profile_dimension(dimension, case, rubric)
+        return score_dimension(plan, case, rubric, judge, raise_on_throttle=raise_on_throttle)
     return score_dimension(dimension_module(dimension), case, rubric, judge, raise_on_throttle=raise_on_throttle)
 
 
@@ -120,7 +127,8 @@ def _score_case(case: TestCase, rubric: "Rubric", judge: "Judge", run_id: str | 
         plans = plan_case(case, rubric)
         open_plans = [p for p in plans.values() if p.final is None and p.request is not None]
         outcomes: dict[str, JudgeOutcome] = {}
-        if mode == "combined" and open_plans and supports_combined(judge):
+        # Combined mode is MangaAssist's (its prompts); a profile's dimensions are asked one by one.
+        if mode == "combined" and open_plans and supports_combined(judge) and rubric.profile_spec.scorer is None:
             combined = CombinedJudgeRequest(requests=[p.request for p in open_plans])
             outcome = _ask(lambda: judge.judge_combined(combined, rubric), throttle_requeues, sleep)
             outcomes = split_combined(combined, outcome)
@@ -128,7 +136,7 @@ def _score_case(case: TestCase, rubric: "Rubric", judge: "Judge", run_id: str | 
             for plan in open_plans:
                 request = plan.request
                 outcomes[plan.dimension] = _ask(lambda r=request: judge.judge(r, rubric), throttle_requeues, sleep)
-        scores = {d: finish_dimension(plans[d], outcomes.get(d), rubric) for d in DIMENSIONS}
+        scores = {d: finish_dimension(plans[d], outcomes.get(d), rubric) for d in rubric.dimensions}
         return combine(case, rubric, scores, run_id=run_id)
     except Exception as exc:  # noqa: BLE001 - every item must end with a result or an error record
         return error_result(case, rubric, f"{type(exc).__name__}: {exc}", run_id=run_id)

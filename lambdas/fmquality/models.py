@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from fmquality.profiles.fields import Citation, Complexity, ExpectedTool, Source, ToolCall
+
 
 class Intent(str, Enum):
     RECOMMENDATION = "recommendation"
@@ -107,13 +109,18 @@ def check_locale(value: str) -> str:
 
 
 class TestCase(BaseModel):
-    """One line of the JSON Lines dataset. Unknown fields are moved into ``metadata``."""
+    """One line of the JSON Lines dataset. Unknown fields are moved into ``metadata``.
+
+    ``intent`` is a category of the rubric's profile (for MangaAssist one of ``Intent``); the dataset
+    loader checks it against the profile's categories. The profile fields (``citations`` ...
+    ``complexity``) are optional and empty by default; the research-agent and tool-use checks read
+    them (``profiles.fields.fields_of``)."""
 
     __test__ = False  # not a pytest class
     model_config = ConfigDict(extra="forbid")
 
     test_id: str = Field(min_length=1)
-    intent: Intent
+    intent: str = Field(min_length=1)
     locale: str = "en-US"
     query: str
     response: str | None = None
@@ -127,6 +134,16 @@ class TestCase(BaseModel):
     catalog: list[CatalogItem] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
     label: Label | None = None
+    # Profile fields (research-agent, tool-use): what the agent cited, retrieved and called, and what
+    # the case expects of it.
+    citations: list[Citation] = Field(default_factory=list)
+    sources: list[Source] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    expected_tools: list[ExpectedTool] = Field(default_factory=list)
+    forbidden_tools: list[str] = Field(default_factory=list)
+    required_keywords: list[str] = Field(default_factory=list)
+    required_facts: list[str] = Field(default_factory=list)
+    complexity: Complexity | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -143,6 +160,26 @@ class TestCase(BaseModel):
         metadata.update(unknown)
         kept["metadata"] = metadata
         return kept
+
+    @field_validator("intent", mode="before")
+    @classmethod
+    def _intent_value(cls, value: Any) -> Any:
+        return value.value if isinstance(value, Enum) else value
+
+    @field_validator("required_keywords", "required_facts", "forbidden_tools")
+    @classmethod
+    def _entries_not_blank(cls, value: list[str]) -> list[str]:
+        if any(not v.strip() for v in value):
+            raise ValueError("entries must not be blank")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_source_ids(self) -> "TestCase":
+        ids = [s.id for s in self.sources]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"sources: duplicate id(s) {dupes}")
+        return self
 
     @field_validator("query")
     @classmethod
@@ -299,6 +336,9 @@ class EvaluationResult(BaseModel):
     rubric_version: str
     tags: list[str] = Field(default_factory=list)
     label: dict[str, Any] | None = None  # the case's label as given, for calibration
+    # Profiles with letter grades (tool-use): 100 x the composite and its grade; None otherwise.
+    total_100: float | None = None
+    grade: str | None = None
     # The catalog entries the case was scored with (its own snapshot and the products in play), so a
     # reviewer sees what the checks and the judge were given.
     catalog_asins: list[str] = Field(default_factory=list)
@@ -440,3 +480,10 @@ class RunReport(BaseModel):
     # insufficient_data, overall and per intent x locale (fmquality.production.monitor.MonitorBlock).
     monitor: dict[str, Any] | None = None
     execution: dict[str, Any] | None = None
+    # The subset scored ("tag=policy: 3 of 60 cases", or "all cases (60)") and the dataset's spread,
+    # before filtering, by tag, complexity, intent and locale (fmquality.subsets).
+    filter: str | None = None
+    distribution: dict[str, dict[str, int]] | None = None
+    # Profiles with letter grades: {"cases": {grade: n}, "categories": {category: {cases, mean_total,
+    # grade, grades}}, "mean_total", "grade"}; None otherwise.
+    grades: dict[str, Any] | None = None

@@ -168,6 +168,8 @@ def build_report(
     control_results: list[EvaluationResult] | None = None,
     target: dict | None = None,
     control_target: dict | None = None,
+    filter_description: str | None = None,
+    distribution: dict[str, dict[str, int]] | None = None,
 ) -> RunReport:
     """``judge_model_id`` prices the judge's tokens; without it the model comes from the judge label
     ("bedrock:<model id>", or the rubric's model for plain "bedrock").
@@ -192,7 +194,7 @@ def build_report(
     )
 
     dimension_averages = {
-        d: _mean(r.dimension_scores[d].score for r in results if d in r.dimension_scores) for d in DIMENSIONS
+        d: _mean(r.dimension_scores[d].score for r in results if d in r.dimension_scores) for d in rubric.dimensions
     }
     intent_breakdown = _group(results, lambda r: [r.intent])
     report = RunReport(
@@ -235,7 +237,32 @@ def build_report(
     if results and all(PRODUCTION_TAG in r.tags for r in results):
         monitor = monitor_status(results, rubric).model_dump(mode="json")
     return report.model_copy(update={"monitor": monitor, "regression_flags": flags, "gate": gate, "target": target,
-                                     "control_target": control_target, "paired": paired})
+                                     "control_target": control_target, "paired": paired,
+                                     "filter": filter_description, "distribution": distribution,
+                                     "grades": grade_block(results, rubric)})
+
+
+def grade_block(results: list[EvaluationResult], rubric: "Rubric") -> dict | None:
+    """Letter grades of a profile that has them (tool-use): the count of each grade over the cases
+    ("ungraded": no total, e.g. unscored), and per category the mean 0-100 total and its grade."""
+    profile = rubric.profile_spec
+    if profile.grades is None:
+        return None
+
+    def summary(items: list[EvaluationResult]) -> dict:
+        totals = [r.total_100 for r in items if r.total_100 is not None]
+        mean = round(sum(totals) / len(totals), 2) if totals else None
+        counts: dict[str, int] = {}
+        for r in items:
+            counts[r.grade or "ungraded"] = counts.get(r.grade or "ungraded", 0) + 1
+        order = [g.grade for g in profile.grades or []] + ["ungraded"]
+        return {"cases": len(items), "grades": {g: counts[g] for g in order if g in counts},
+                "mean_total": mean, "grade": profile.grade_for(mean) if mean is not None else None}
+
+    overall = summary(results)
+    categories = {c: summary([r for r in results if r.intent == c]) for c in sorted({r.intent for r in results})}
+    return {"cases": overall["grades"], "mean_total": overall["mean_total"], "grade": overall["grade"],
+            "categories": categories}
 
 
 def _failing_items(results: list[EvaluationResult],

@@ -35,12 +35,17 @@ _TEMPLATES = {
 {% block body %}
 <h1>MangaAssist quality gate <span class="badge {{ 'pass' if r.gate.passed else 'fail' }}">{{ 'PASSED' if r.gate.passed else 'FAILED' }}</span></h1>
 <div class="muted">run {{ r.run_id }} · dataset {{ r.dataset }}{% if r.catalog %} · catalog {{ r.catalog }}{% endif %} · rubric {{ r.rubric_version }} · judge {{ r.judge }} · engine {{ r.engine }} · trigger {{ r.trigger }}{% if r.baseline_run_id %} · baseline {{ r.baseline_run_id }}{% endif %}</div>
+{% if r.filter %}<div class="muted">filter: {{ r.filter }}</div>{% endif %}
+{% if r.distribution %}<div class="muted">dataset distribution: by tag {% for k, v in r.distribution.by_tag.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% endfor %} · by complexity {% for k, v in r.distribution.by_complexity.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% endfor %}</div>{% endif %}
 <div class="kpi">
  <div><b>{{ r.total_cases }}</b>cases</div><div><b>{{ '%.1f'|format(r.pass_rate*100) }}%</b>pass rate</div>
  <div><b>{{ r.failed_cases }}</b>failed</div><div><b>{{ r.unscored_cases }}</b>unscored</div>
  <div><b>{{ '%.3f'|format(r.mean_composite) if r.mean_composite is not none else '–' }}</b>mean composite</div>
  <div><b>{{ r.judge_usage.calls }}</b>judge calls</div>
 </div>
+{% if r.grades %}<h2>Letter grades</h2><div class="muted">cases: {% for g, n in r.grades.cases.items() %}{{ g }} {{ n }}{% if not loop.last %}, {% endif %}{% endfor %} · mean total {{ r.grades.mean_total if r.grades.mean_total is not none else '–' }} ({{ r.grades.grade or '–' }})</div>
+<table><tr><th>category</th><th class="num">cases</th><th class="num">mean total</th><th>grade</th><th>grades</th></tr>
+{% for name, c in r.grades.categories.items() %}<tr><td>{{ name }}</td><td class="num">{{ c.cases }}</td><td class="num">{{ c.mean_total if c.mean_total is not none else '–' }}</td><td>{{ c.grade or '–' }}</td><td>{% for g, n in c.grades.items() %}{{ g }} {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}</td></tr>{% endfor %}</table>{% endif %}
 {% if r.gate.reasons %}<h2>Why the gate failed</h2><ul class="reasons">{% for x in r.gate.reasons %}<li>{{ x }}</li>{% endfor %}</ul>{% endif %}
 {% if r.regression_flags %}<h2>Regression against the baseline</h2><table><tr><th>subset</th><th class="num">baseline</th><th class="num">candidate</th><th class="num">drop</th><th class="num">allowed</th></tr>
 {% for f in r.regression_flags %}<tr><td>{{ f.subset }}</td><td class="num">{{ '%.3f'|format(f.baseline_mean) }}</td><td class="num">{{ '%.3f'|format(f.candidate_mean) }}</td><td class="num">{{ '%.3f'|format(f.drop) }}</td><td class="num">{{ '%.3f'|format(f.allowed_drop) }}</td></tr>{% endfor %}</table>{% endif %}
@@ -221,7 +226,7 @@ def render_html(report: RunReport, results: list[EvaluationResult], rubric_min_p
         failing=failing,
         intent_chart=bar_chart_svg({k: b.pass_rate for k, b in report.intent_breakdown.items()},
                                    threshold=rubric_min_pass_rate),
-        dimension_chart=bar_chart_svg({d: report.dimension_averages.get(d) for d in DIMENSIONS}),
+        dimension_chart=bar_chart_svg(dict(report.dimension_averages) or {d: None for d in DIMENSIONS}),
         paired_chart=paired_chart_svg(report.paired) if report.paired else "",
         difference_strip=difference_strip_svg(report.paired) if report.paired else "",
         paired_run=paired_run,

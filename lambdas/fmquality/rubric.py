@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, ValidationError, field_validator, model_validator
 
-from fmquality.models import DIMENSIONS, SUB_SCORES, Intent
 from fmquality.production.config import WatchConfig
+from fmquality.profiles.spec import Profile, ProfileError, load_profile
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 # The shipped rubric lives in the repository's datasets/ folder; inside a Lambda the same file is
@@ -30,16 +30,16 @@ class RubricError(ValueError):
 class IntentRule(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    weights: dict[str, float]
+    # None: the profile's weights for this category. Given, they must name exactly the profile's
+    # dimensions (checked by the Rubric, which knows the profile).
+    weights: dict[str, float] | None = None
     threshold: float = Field(ge=0.0, le=1.0)
 
     @field_validator("weights")
     @classmethod
-    def _weights_cover_dimensions(cls, weights: dict[str, float]) -> dict[str, float]:
-        missing = set(DIMENSIONS) - set(weights)
-        extra = set(weights) - set(DIMENSIONS)
-        if missing or extra:
-            raise ValueError(f"weights must name exactly {list(DIMENSIONS)}; missing {sorted(missing)}, unknown {sorted(extra)}")
+    def _weights_sum_to_one(cls, weights: dict[str, float] | None) -> dict[str, float] | None:
+        if weights is None:
+            return weights
         if any(w < 0 for w in weights.values()):
             raise ValueError("weights must not be negative")
         total = sum(weights.values())
@@ -163,8 +163,12 @@ class Rubric(BaseModel):
 
     version: str = Field(min_length=1)
     description: str = ""
+    # The rubric profile (datasets/profiles/<name>.yaml): its categories are the intents, its
+    # dimensions, sub-scores, weights and levels are what is graded.
+    profile: str = "mangaassist"
     intents: dict[str, IntentRule]
-    sub_score_weights: dict[str, dict[str, float]]
+    # Per dimension, the weights of its sub-scores; absent dimensions take the profile's.
+    sub_score_weights: dict[str, dict[str, float]] = Field(default_factory=dict)
     hard_fail_rules: dict[str, bool] = Field(default_factory=dict)
     # Production watch: sampling, monitor status thresholds, drift and review settings.
     production: WatchConfig = Field(default_factory=WatchConfig)
@@ -174,32 +178,57 @@ class Rubric(BaseModel):
     gate: GateRules = Field(default_factory=GateRules)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     judge_guidance: dict[str, str] = Field(default_factory=dict)
+    _profile_spec: Profile | None = PrivateAttr(default=None)
 
-    @field_validator("intents")
-    @classmethod
-    def _every_intent_present(cls, intents: dict[str, IntentRule]) -> dict[str, IntentRule]:
-        expected = {i.value for i in Intent}
-        missing = expected - set(intents)
-        unknown = set(intents) - expected
+    @model_validator(mode="after")
+    def _fits_the_profile(self) -> "Rubric":
+        try:
+            spec = load_profile(self.profile)
+        except ProfileError as exc:
+            raise ValueError(f"profile: {exc}") from exc
+        self._profile_spec = spec
+        expected = set(spec.categories)
+        missing = expected - set(self.intents)
+        unknown = set(self.intents) - expected
         if missing or unknown:
-            raise ValueError(f"intents must be exactly {sorted(expected)}; missing {sorted(missing)}, unknown {sorted(unknown)}")
-        return intents
-
-    @field_validator("sub_score_weights")
-    @classmethod
-    def _sub_scores_known(cls, table: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-        for dimension, names in SUB_SCORES.items():
-            weights = table.get(dimension)
-            if weights is None:
-                raise ValueError(f"sub_score_weights.{dimension} is missing")
-            if set(weights) != set(names):
-                raise ValueError(f"sub_score_weights.{dimension} must name exactly {list(names)}")
+            raise ValueError(f"intents must be exactly {sorted(expected)} (the categories of profile {spec.name}); "
+                             f"missing {sorted(missing)}, unknown {sorted(unknown)}")
+        names = spec.dimension_names
+        for intent, rule in self.intents.items():
+            if rule.weights is not None and set(rule.weights) != set(names):
+                raise ValueError(f"intents.{intent}.weights must name exactly {names}; missing "
+                                 f"{sorted(set(names) - set(rule.weights))}, unknown {sorted(set(rule.weights) - set(names))}")
+        table = spec.sub_score_table()
+        for dimension, weights in self.sub_score_weights.items():
+            if dimension not in table:
+                raise ValueError(f"sub_score_weights: unknown dimensions {[dimension]}")
+            if set(weights) != set(table[dimension]):
+                raise ValueError(f"sub_score_weights.{dimension} must name exactly {list(table[dimension])}")
             if any(w <= 0 for w in weights.values()):
                 raise ValueError(f"sub_score_weights.{dimension}: weights must be positive")
-        unknown = set(table) - set(SUB_SCORES)
-        if unknown:
-            raise ValueError(f"sub_score_weights: unknown dimensions {sorted(unknown)}")
-        return table
+        if spec.name == "mangaassist":
+            # Today's rubric spells every sub-score table out; keep requiring it.
+            for dimension in table:
+                if dimension not in self.sub_score_weights:
+                    raise ValueError(f"sub_score_weights.{dimension} is missing")
+        return self
+
+    @property
+    def profile_spec(self) -> Profile:
+        """The rubric's profile, loaded once when the rubric was validated."""
+        if self._profile_spec is None:  # a model_construct()ed rubric skipped validation
+            self._profile_spec = load_profile(self.profile)
+        return self._profile_spec
+
+    @property
+    def dimensions(self) -> list[str]:
+        """The profile's dimensions, in order: what every item is scored on."""
+        return self.profile_spec.dimension_names
+
+    def sub_weights(self, dimension: str) -> dict[str, float]:
+        """The sub-score weights of a dimension: the rubric's table, else the profile's."""
+        table = self.sub_score_weights.get(dimension)
+        return table if table is not None else dict(self.profile_spec.dimension(dimension).sub_scores)
 
     @model_validator(mode="after")
     def _hard_fail_rules_known(self) -> "Rubric":
@@ -211,7 +240,8 @@ class Rubric(BaseModel):
         return self
 
     def weights_for(self, intent: str) -> dict[str, float]:
-        return self.intents[intent].weights
+        weights = self.intents[intent].weights
+        return weights if weights is not None else self.profile_spec.weights_for(intent)
 
     def threshold_for(self, intent: str) -> float:
         return self.intents[intent].threshold

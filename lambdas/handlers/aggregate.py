@@ -214,6 +214,9 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
         control_target=describe_target(targets.specs["control"], control, targets.resolved_from["control"]),
     )
     report = report.model_copy(update={"catalog": run.get("catalog"),
+                                       # Prepare's record of the subset scored and the dataset's spread.
+                                       "filter": run.get("filter"),
+                                       "distribution": json.loads(run["distribution"]) if run.get("distribution") else None,
                                        "generation_summary": generation_summary(by_arm),
                                        "execution": {"arn": event.execution_arn} if event.execution_arn else None})
 

@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fmquality.adapters.dynamodb import CATALOG_REF_PREFIX, catalog_ref_version
 from fmquality.models import DIMENSIONS, Arm, DimensionScore, Generation, TestCase
@@ -59,6 +59,8 @@ class PrepareEvent(BaseModel):
     target: TargetSpec | None = None
     control: TargetSpec | None = None
     skip_invalid: bool = False
+    # A subset of the dataset (fmquality.subsets): an object {"tags": [...], ...} or the CLI grammar.
+    filter: dict[str, Any] | str | None = None
     max_concurrency: int | None = Field(default=None, ge=1, le=10000)
     tolerated_failure_percentage: float | None = Field(default=None, ge=0.0, le=100.0)
     run_id: str | None = None
@@ -217,3 +219,16 @@ class AggregateEvent(BaseModel):
     baseline_run_id: str | None = None
     trigger: str = "manual"
     execution_arn: str | None = None
+
+
+def check_category(item: TestCase, categories: list[str], loc: tuple[str, ...] = ("item", "intent")) -> None:
+    """The item's intent must be a category of the run rubric's profile (TestCase takes any string;
+    the rubric is only known once the event names it). Raised as a ValidationError naming the field,
+    like every other malformed event."""
+    if item.intent in categories:
+        return
+    from pydantic_core import InitErrorDetails, PydanticCustomError
+
+    message = f"Input should be one of {', '.join(repr(c) for c in categories)} (got {item.intent!r})"
+    raise ValidationError.from_exception_data("event", [InitErrorDetails(
+        type=PydanticCustomError("unknown_category", message), loc=loc, input=item.intent)])

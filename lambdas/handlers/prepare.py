@@ -20,6 +20,7 @@ from fmquality.catalog_index import CatalogIndex
 from fmquality.dataset import LineError, parse_lines
 from fmquality.models import CatalogItem, TestCase
 from fmquality.rubric import Rubric, load_rubric, parse_rubric
+from fmquality.subsets import FilterError, apply_filter, distribution, filter_from_input
 from fmquality.targets.base import TargetSpec
 from handlers import aws_client
 from handlers.env import PrepareEnv, load_env
@@ -181,7 +182,11 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
         logger.info("catalog snapshot from the table", extra={"catalog_version": version, "items": len(catalog)})
     elif event.catalog:
         catalog = parse_catalog(_read(s3, event.catalog, "catalog"), event.catalog)
-    loaded = parse_lines(_read(s3, event.dataset, "dataset").splitlines(), event.dataset, catalog)
+    # The rubric first: its profile's categories are the intents a case may name.
+    rubric: Rubric = (parse_rubric(_read(s3, event.rubric, "rubric").decode("utf-8"), event.rubric)
+                      if event.rubric else load_rubric())
+    loaded = parse_lines(_read(s3, event.dataset, "dataset").splitlines(), event.dataset, catalog,
+                         rubric.profile_spec.categories)
 
     # rejected.jsonl is written whatever happens next, so a rejected run still shows every bad line.
     rejected_key = layout.run_key(run_id, layout.REJECTED)
@@ -195,15 +200,22 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
     if loaded.errors:
         logger.warning("skipping invalid lines", extra={"rejected_lines": rejected_count, "rejected": rejected_uri})
 
-    rubric: Rubric = (parse_rubric(_read(s3, event.rubric, "rubric").decode("utf-8"), event.rubric)
-                      if event.rubric else load_rubric())
     rubric_key = layout.run_key(run_id, layout.RUBRIC)
     s3.write_json(bucket, rubric_key, rubric.model_dump(mode="json"))
     targets_key = layout.run_key(run_id, layout.TARGETS)
     s3.write_json(bucket, targets_key, {"candidate": candidate.model_dump(mode="json"),
                                         "control": control.model_dump(mode="json") if control else None,
                                         "resolved_from": resolved_from})
-    items = map_items(loaded.cases, candidate, control)
+    # The subset to score (the dataset's spread is recorded before it, for the report).
+    try:
+        subset = filter_from_input(event.filter)
+    except FilterError as exc:
+        raise DatasetRejected(str(exc)) from exc
+    spread = distribution(loaded.cases)
+    cases, filter_line = apply_filter(loaded.cases, subset)
+    if not cases:
+        raise DatasetRejected(f"{event.dataset}: the filter selects no case ({filter_line})")
+    items = map_items(cases, candidate, control)
     items_key = layout.run_key(run_id, layout.ITEMS)
     s3.write_json(bucket, items_key, items)
     # Nothing to generate: the recorded answers are scored as they are, and the Map skips Generate.
@@ -227,7 +239,9 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
         rubric_key=rubric_key,
         items_key=items_key,
         item_count=len(items),
-        case_count=len(loaded.cases),
+        case_count=len(cases),
+        filter=filter_line,
+        distribution=json_attribute(spread),
         rejected_count=rejected_count,
         baseline_run_id=baseline_run_id,
         judge=env.judge_label,
@@ -237,7 +251,7 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
         control_target=json_attribute(_with_origin(control.describe(), resolved_from["control"])) if control else None,
         targets_key=targets_key,
     )
-    logger.info("run prepared", extra={"items": len(items), "cases": len(loaded.cases),
+    logger.info("run prepared", extra={"items": len(items), "cases": len(cases), "filter": filter_line,
                                        "rejected_lines": rejected_count, "baseline_run_id": baseline_run_id,
                                        "target": candidate.spec_string(),
                                        "control": control.spec_string() if control else None})

@@ -17,7 +17,7 @@ from fmquality.judges.base import JudgeThrottled
 from fmquality.models import DimensionScore
 from handlers import judge_for, run_rubric
 from handlers.env import ScorerEnv, load_env
-from handlers.events import ScoreEvent
+from handlers.events import ScoreEvent, check_category
 
 logger = Logger()
 tracer = Tracer()
@@ -31,6 +31,7 @@ def score(event: ScoreEvent, env: ScorerEnv) -> DimensionScore:
     dimension = env.dimension.value
     logger.append_keys(run_id=event.run_id, test_id=event.item.test_id, dimension=dimension)
     rubric = run_rubric(event.bucket, event.rubric_key)
+    check_category(event.item, rubric.profile_spec.categories)
     judge = judge_for(env.judge, env.judge_model_id)
     try:
         result = score_one_dimension(dimension, event.item, rubric, judge, raise_on_throttle=True)

@@ -19,7 +19,7 @@ def test_valid_line_loads_with_defaults():
     loaded = parse_lines(_lines(GOOD), "d.jsonl")
     assert not loaded.errors
     case = loaded.cases[0]
-    assert case.locale == "en-US" and case.conversation_history == [] and case.intent.value == "faq"
+    assert case.locale == "en-US" and case.conversation_history == [] and case.intent == "faq"
 
 
 def test_unknown_fields_are_kept_in_metadata():

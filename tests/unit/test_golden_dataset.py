@@ -165,7 +165,7 @@ def test_each_incident_has_acceptable_and_defective_variants(cases, incident):
 def test_incident_shapes(cases):
     for case in cases:
         if "incident-1" in case.tags:
-            assert case.intent is Intent.RECOMMENDATION
+            assert case.intent == Intent.RECOMMENDATION
             assert all(item.genre == "horror" for item in case.catalog if item.asin in case.expected_products)
         if "incident-2" in case.tags:
             # The knowledge base says 15 days; the stale 30-day window is forbidden content.
@@ -233,7 +233,7 @@ def test_acceptable_answers_respect_rubric_style(acceptable, rubric):
     disclosures = [normalize(d) for d in rubric.persona.forbidden_disclosures]
     for case in acceptable:
         text = case.response
-        rule = rubric.style.length[case.intent.value]
+        rule = rubric.style.length[case.intent]
         assert rule.min_words <= word_count(text) <= rule.max_words, f"{case.test_id}: {word_count(text)} words"
         assert not any(normalize(f) in normalize(text) for f in case.forbidden_content), case.test_id
         assert not any(d in normalize(text) for d in disclosures), case.test_id
@@ -247,7 +247,7 @@ def test_acceptable_answers_respect_rubric_style(acceptable, rubric):
 
 def test_acceptable_recommendations_use_product_cards(acceptable):
     for case in acceptable:
-        if case.intent is not Intent.RECOMMENDATION or len(case.expected_products) < 2:
+        if case.intent != Intent.RECOMMENDATION or len(case.expected_products) < 2:
             continue
         cards = [line for line in case.response.splitlines() if line.startswith("- ") and extract_prices(line)]
         assert len(cards) >= len(case.expected_products), case.test_id

@@ -75,16 +75,20 @@ def test_invalid_profiles_are_rejected_with_the_field(mutation, fragment):
 
 
 def test_field_errors_name_file_line_and_field():
-    case = TestCase.model_validate({
+    import json
+
+    from fmquality.dataset import parse_lines
+
+    line = json.dumps({
         "test_id": "t", "intent": "faq", "query": "q",
         "sources": [{"id": "s1", "title": "T", "kind": "blog"}],
         "tool_calls": [{"name": "get_order", "arguments": "112"}],
         "citations": [{"sentence": "x"}],
         "expected_tools": [{"name": ""}],
-        "complexity": "hard"})
-    fields, errors = parse_profile_fields(case.metadata, "cases.jsonl", 7)
-    assert fields is None
-    text = [str(e) for e in errors]
+        "complexity": "hard"}).encode()
+    loaded = parse_lines([b""] * 6 + [line], "cases.jsonl")
+    assert not loaded.cases
+    text = [str(e) for e in loaded.errors]
     for field in ("sources[0].kind", "tool_calls[0].arguments", "citations[0].source_id", "expected_tools[0].name",
                   "complexity"):
         assert any(t.startswith(f"cases.jsonl:7: {field}:") for t in text), (field, text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fmquality.profiles.cases import ProfileCase
-from fmquality.profiles.fields import parse_profile_fields
+from fmquality.profiles.fields import fields_of
 from fmquality.profiles.research_agent import (
     citation_check,
     completeness_check,
@@ -29,7 +29,7 @@ def _case(response, citations=(), facts=(), calls=None, sources=None):
     if calls is not None:
         data["tool_calls"] = calls
     case = ProfileCase.model_validate(data)
-    fields, errors = parse_profile_fields(case.metadata, "t", 1)
+    fields, errors = fields_of(case), []
     assert not errors
     return case, fields
 

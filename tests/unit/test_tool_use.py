@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fmquality.profiles.cases import ProfileCase
-from fmquality.profiles.fields import parse_profile_fields
+from fmquality.profiles.fields import fields_of
 from fmquality.profiles.tool_use import (
     error_handling_check,
     grade_distribution,
@@ -27,7 +27,7 @@ def _case(response="Ticket T-88 is open.", calls=(LOOKUP,), expected=None, forbi
         "test_id": "t", "intent": category, "locale": locale, "query": "Is ticket T-88 open?", "response": response,
         "tool_calls": list(calls), "expected_tools": expected if expected is not None else [{"name": "lookup_ticket"}],
         "forbidden_tools": list(forbidden), "required_facts": list(facts), "required_keywords": list(keywords)})
-    fields, errors = parse_profile_fields(case.metadata, "t", 1)
+    fields, errors = fields_of(case), []
     assert not errors
     return case, fields
 

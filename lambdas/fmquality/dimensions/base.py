@@ -80,7 +80,7 @@ def render_case(case: TestCase) -> str:
     """The case as data for the judge (the same for every dimension). Everything inside the markers
     is content to evaluate, never instructions; the judge prompt says so."""
     payload = {
-        "intent": case.intent.value,
+        "intent": case.intent,
         "locale": case.locale,
         "conversation_history": [m.model_dump() for m in case.conversation_history],
         "page_context": case.page_context.model_dump(exclude_none=True),
@@ -162,8 +162,14 @@ def plan_dimension(module: ModuleType, case: TestCase, rubric: "Rubric", case_te
 
 
 def plan_case(case: TestCase, rubric: "Rubric") -> dict[str, DimensionPlan]:
-    """The plans of all four dimensions; the case is rendered for the judge once, not per dimension."""
+    """The plans of all the rubric's dimensions; the case is rendered for the judge once, not per
+    dimension. A profile with a scorer module goes through ``profiles.scoring`` (the one generic path)."""
     from fmquality.dimensions import dimension_module
+
+    if rubric.profile_spec.scorer is not None:
+        from fmquality.profiles.scoring import plan_profile_case
+
+        return plan_profile_case(case, rubric)
 
     case_text = render_case(case)
     return {d: plan_dimension(dimension_module(d), case, rubric, case_text) for d in DIMENSIONS}
@@ -242,7 +248,7 @@ def finish_dimension(
                 judge_raw=raw,
             )
 
-    weights = rubric.sub_score_weights[dimension]
+    weights = rubric.sub_weights(dimension)
     values = {n: s.score for n, s in subs.items()}
     judged_weight = sum(weights[n] for n in report.needs_judge if n in values)
     total_weight = sum(weights[n] for n in values)
@@ -266,16 +272,17 @@ def finish_dimension(
 
 
 def score_dimension(
-    module: ModuleType,
+    module: "ModuleType | DimensionPlan",
     case: TestCase,
     rubric: "Rubric",
     judge: "Judge",
     raise_on_throttle: bool = False,
 ) -> DimensionScore:
     """Score one dimension: checks, at most one judge call for the open sub-scores, weighting.
+    ``module`` is a dimension module, or a plan already made (the generic profile path).
     With ``raise_on_throttle`` (the Lambda scorers), throttling that outlived the judge's retries
     raises ``JudgeThrottled`` so the state machine's Retry can back off."""
-    plan = plan_dimension(module, case, rubric)
+    plan = module if isinstance(module, DimensionPlan) else plan_dimension(module, case, rubric)
     if plan.final is not None:
         return plan.final
     outcome = judge.judge(plan.request, rubric) if plan.request is not None else None

@@ -37,17 +37,17 @@ MISSING_ENGLISH_SCORE = 0.5
 
 
 def length_score(case: TestCase, rubric: Rubric) -> tuple[float, str] | None:
-    rule = rubric.length_rule(case.intent.value)
+    rule = rubric.length_rule(case.intent)
     if rule is None:
         return None
     words = word_count(response_text(case))
     if words < rule.min_words:
-        return words / rule.min_words, f"length {words} words is below the {rule.min_words}-word minimum for {case.intent.value}"
+        return words / rule.min_words, f"length {words} words is below the {rule.min_words}-word minimum for {case.intent}"
     if words > rule.max_words:
         # Linear in the overshoot, reaching 0 at one and a half times the maximum: a 20% longer
         # answer already reads as padded.
         return max(0.0, 1.0 - 2.0 * (words - rule.max_words) / rule.max_words), \
-            f"length {words} words is above the {rule.max_words}-word maximum for {case.intent.value}"
+            f"length {words} words is above the {rule.max_words}-word maximum for {case.intent}"
     return 1.0, f"length {words} words is within {rule.min_words}-{rule.max_words}"
 
 
@@ -57,7 +57,7 @@ def is_card_line(line: str) -> bool:
 
 def product_card_score(case: TestCase, rubric: Rubric, reading: Reading) -> tuple[float, list[str]] | None:
     """Each product a recommendation names, shown as a card with the rubric's fields."""
-    if case.intent.value not in CARD_INTENTS or len(reading.products) < 2:
+    if case.intent not in CARD_INTENTS or len(reading.products) < 2:
         return None
     index = index_for(case.catalog)
     lines = reading.text.splitlines()

@@ -260,6 +260,7 @@ def run_local_execution(
     judge: str = "offline",
     judge_model_id: str | None = None,
     skip_invalid: bool = False,
+    filter: str | dict[str, Any] | None = None,  # noqa: A002 - the execution input's key
     trigger: str = "manual",
     run_id: str | None = None,
     max_concurrency: int | None = None,
@@ -339,6 +340,8 @@ def run_local_execution(
         s3.put_object(Bucket=BUCKET_NAME, Key=dataset_key, Body=dataset_path.read_bytes())
         execution_input: dict[str, Any] = {"trigger": trigger, "dataset": f"s3://{BUCKET_NAME}/{dataset_key}",
                                            "skip_invalid": skip_invalid}
+        if filter is not None:
+            execution_input["filter"] = filter
         if catalog_path:
             key = f"datasets/{catalog_path.name}"
             s3.put_object(Bucket=BUCKET_NAME, Key=key, Body=catalog_path.read_bytes())

@@ -17,7 +17,7 @@ from pydantic import Field, ValidationError
 
 from fmquality.dataset import DatasetError, LineError, _field_path
 from fmquality.models import TestCase
-from fmquality.profiles.fields import ProfileFields, parse_profile_fields
+from fmquality.profiles.fields import ProfileFields, fields_of
 from fmquality.profiles.spec import Profile
 
 
@@ -64,8 +64,7 @@ def parse_profile_lines(lines: list[bytes], source: str, profile: Profile) -> Pr
             problems.append(LineError(file=source, line=number, field="intent",
                                       reason=f"{case.intent!r} is not a category of profile {profile.name} "
                                              f"(allowed: {', '.join(profile.categories)})"))
-        fields, errors = parse_profile_fields(case.metadata, source, number)
-        problems += errors
+        fields = fields_of(case)
         if case.test_id in seen:
             problems.append(LineError(file=source, line=number, field="test_id",
                                       reason=f"duplicate test_id {case.test_id!r} (first on line {seen[case.test_id]})"))

@@ -1,8 +1,11 @@
 """Test-case fields of the research-agent and tool-use profiles (issue 11, DESIGN section 4).
 
-Until they become ``TestCase`` fields they arrive in ``TestCase.metadata`` (unknown fields are kept
-there); ``parse_profile_fields`` validates them with the same ``file:line: field: reason`` errors as
-``dataset.parse_lines``.
+``Citation``, ``Source``, ``ToolCall`` and ``ExpectedTool`` are the types of the first-class optional
+``TestCase`` fields (``citations``, ``sources``, ``tool_calls``, ``expected_tools``, ...), validated
+by pydantic like every other field; ``fields_of(case)`` gathers them into the ``ProfileFields`` the
+profile checks read. ``parse_profile_fields`` validates the same fields from a plain mapping (kept
+for callers that hold raw data). This module imports nothing of ``fmquality.models`` (models imports
+it).
 """
 
 from __future__ import annotations
@@ -11,7 +14,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from fmquality.dataset import LineError
 
 Complexity = Literal["simple", "medium", "complex"]
 SourceKind = Literal["web", "kb", "paper", "tool", "other"]
@@ -114,10 +116,22 @@ def _field_path(loc: tuple[Any, ...]) -> str:
     return out or "<line>"
 
 
-def parse_profile_fields(case_metadata: dict[str, Any], source: str, line: int) -> tuple[ProfileFields | None, list[LineError]]:
+def fields_of(case: Any) -> ProfileFields:
+    """The profile fields of a ``TestCase`` (already validated as its own fields)."""
+    expectation = None
+    if case.expected_tools or case.forbidden_tools:
+        expectation = ToolExpectation(expected_tools=list(case.expected_tools), forbidden_tools=list(case.forbidden_tools))
+    return ProfileFields(citations=list(case.citations), sources=list(case.sources), tool_calls=list(case.tool_calls),
+                         tool_expectation=expectation, required_keywords=list(case.required_keywords),
+                         required_facts=list(case.required_facts), complexity=case.complexity)
+
+
+def parse_profile_fields(case_metadata: dict[str, Any], source: str, line: int) -> tuple[ProfileFields | None, list[Any]]:
     """Validate the profile fields found in a case's ``metadata``. Returns the fields (None when any
     is invalid) and one ``LineError`` per problem, naming the file, the line and the field path
     (``tool_calls[1].arguments``)."""
+    from fmquality.dataset import LineError
+
     data = {k: v for k, v in case_metadata.items() if k in FIELD_NAMES}
     # On a dataset line the expectation is two top-level lists, like expected_facts.
     if "expected_tools" in case_metadata or "forbidden_tools" in case_metadata:

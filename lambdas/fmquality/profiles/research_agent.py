@@ -290,3 +290,17 @@ def score_research_case(case: TestCase, fields: ProfileFields, profile: Profile)
     applicable, pending, overall = composite(profile, str(getattr(case.intent, "value", case.intent)), findings)
     return ProfileScore(profile=profile.name, test_id=case.test_id, category=str(getattr(case.intent, "value", case.intent)),
                         dimensions=findings, applicable=applicable, pending=pending, overall=overall)
+
+
+# What the generic profile path (``profiles.scoring``) calls, by dimension. A check settles its
+# dimension only with evidence and only when the profile lists it in ``check_settled``; a signal is
+# the offline judge's reading when the checks left the dimension open.
+CHECKS = {
+    "completeness": completeness_check,
+    "tool_efficiency": tool_efficiency_check,
+    "citation_accuracy": citation_check,
+}
+SIGNALS = {
+    "factual_accuracy": factual_accuracy_signal,
+    "source_quality": source_quality_signal,
+}

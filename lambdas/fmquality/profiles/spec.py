@@ -101,6 +101,10 @@ class Profile(BaseModel):
     # The only composite today: weighted mean over the dimensions that apply, weights renormalised.
     composite: Literal["weighted_mean_applicable"] = "weighted_mean_applicable"
     grades: list[GradeBand] | None = None
+    # The module with the profile's checks and offline signals (``CHECKS`` and ``SIGNALS``, dimension
+    # name -> function(case, fields, profile) -> DimensionFinding), scored by the one generic path
+    # (``profiles.scoring``). None: the MangaAssist dimension modules (``fmquality.dimensions``).
+    scorer: str | None = Field(default=None, pattern=r"^fmquality\.profiles\.[a-z_]+$")
 
     @field_validator("categories")
     @classmethod

@@ -114,6 +114,25 @@ def keyword_check(case: TestCase, fields: ProfileFields, profile: Profile) -> Di
     return _finding(profile, name, {name: found / len(wanted)}, evidence)
 
 
+def keyword_signal(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
+    """The offline judge's reading of keyword quality when the check left it open (a fact only
+    partly found): each required item counts by the share of it the best answer sentence carries
+    (1 when covered, 0 when contradicted)."""
+    name = "keyword_quality"
+    wanted = list(dict.fromkeys([*fields.required_keywords, *fields.required_facts, *case.expected_facts]))
+    if not wanted:
+        return DimensionFinding(dimension=name, source="judge", evidence=["no required keywords or facts"])
+    answer = units_of(case.response or "")
+    parts, evidence = [], []
+    for item in wanted:
+        m = match_fact(item, answer)
+        parts.append(1.0 if m.status == "covered" else 0.0 if m.status == "contradicted" else m.score)
+        evidence.append(m.evidence)
+    value = sum(parts) / len(parts)
+    return DimensionFinding(dimension=name, source="offline", value=round(value, 4), sub_scores={name: round(value, 4)},
+                            evidence=evidence)
+
+
 def leaks(text: str) -> list[str]:
     """The kinds of error output found in a text, with the matched text."""
     return [f"{kind}: {m.group(0).strip()[:60]!r}" for kind, pattern in LEAK_PATTERNS for m in [pattern.search(text or "")] if m]
@@ -136,6 +155,17 @@ def error_handling_check(case: TestCase, fields: ProfileFields, profile: Profile
         if not unrecovered:
             evidence.append(f"{len(failures)} failed call(s), each followed by a successful call of the same tool")
     return _finding(profile, name, subs, evidence)
+
+
+# What the generic profile path (``profiles.scoring``) calls, by dimension (see research_agent.CHECKS).
+CHECKS = {
+    "tool_usage": tool_usage_check,
+    "keyword_quality": keyword_check,
+    "error_handling": error_handling_check,
+}
+SIGNALS = {
+    "keyword_quality": keyword_signal,
+}
 
 
 def score_tool_case(case: TestCase, fields: ProfileFields, profile: Profile) -> ToolUseScore:

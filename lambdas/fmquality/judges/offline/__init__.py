@@ -80,11 +80,16 @@ class OfflineJudge:
     supports_combined = True
 
     def judge(self, request: JudgeRequest, rubric: "Rubric") -> JudgeOutcome:
+        if rubric.profile_spec.scorer is not None:
+            from fmquality.profiles.scoring import offline_verdict as profile_verdict
+
+            verdict = profile_verdict(request.case, rubric.profile_spec, request.dimension, list(request.sub_scores))
+            return JudgeOutcome(verdict=verdict, calls=0)
         return JudgeOutcome(verdict=offline_verdict(request.case, rubric, list(request.sub_scores)), calls=0)
 
     def judge_combined(self, request: CombinedJudgeRequest, rubric: "Rubric") -> CombinedJudgeOutcome:
         """Each dimension's own verdict: the same numbers as per-dimension mode."""
-        verdicts = {r.dimension: offline_verdict(r.case, rubric, list(r.sub_scores)) for r in request.requests}
+        verdicts = {r.dimension: self.judge(r, rubric).verdict for r in request.requests}
         return CombinedJudgeOutcome(verdicts=verdicts, calls=0)
 
     def request_text(self, request: JudgeRequest | CombinedJudgeRequest, rubric: "Rubric") -> str:

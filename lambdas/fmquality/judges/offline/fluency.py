@@ -240,7 +240,7 @@ _VAGUE = re.compile(r"\b(?:soon|shortly|a few days|some time|probably|maybe|i th
 def tone(case: TestCase, rubric: Rubric) -> Signal:
     text = case.response or ""
     norm = normalize(text)
-    register = rubric.style.tone_register.get(case.intent.value, "friendly")
+    register = rubric.style.tone_register.get(case.intent, "friendly")
     score = 1.0
     evidence: list[str] = []
     rude = [p for p in IMPOLITENESS if p in norm] + [m.group(0) for m in _DO_IT_YOURSELF.finditer(norm)]
@@ -266,7 +266,7 @@ def tone(case: TestCase, rubric: Rubric) -> Signal:
         if reg.keigo_misuse:
             score -= 0.25 * len(reg.keigo_misuse)
             evidence.append("misused keigo: " + ", ".join(reg.keigo_misuse))
-    if COMPLAINT.search(normalize(case.query)) and case.intent.value in ("return_request", "order_tracking"):
+    if COMPLAINT.search(normalize(case.query)) and case.intent in ("return_request", "order_tracking"):
         if APOLOGY.search(norm):
             evidence.append("apologises for the shopper's problem")
         else:
@@ -281,7 +281,7 @@ def tone(case: TestCase, rubric: Rubric) -> Signal:
     elif register == "precise":
         vague = _VAGUE.findall(norm)
         concrete = bool(extract_quantities(text))
-        score -= 0.1 * len(vague) + (0 if concrete or case.intent.value == "checkout_help" else 0.1)
+        score -= 0.1 * len(vague) + (0 if concrete or case.intent == "checkout_help" else 0.1)
         evidence.append("precise register: " + ("concrete figures" if concrete else "no figure")
                         + (f"; vague: {', '.join(vague)}" if vague else ""))
     evidence.append(f"read for: impolite formulae, the shopper's language, an apology owed, the {register} register")

@@ -122,7 +122,7 @@ def _takes_up(wanted: set[str], answer: str) -> set[str]:
 
 
 def _intent_kind(case: TestCase, reading: Reading) -> tuple[float, str] | None:
-    intent = case.intent.value
+    intent = case.intent
     text = reading.text
     if intent == "recommendation":
         named = bool(reading.products) or bool(re.search(r"『[^』]+』|\*\*[^*]{3,}\*\*", text))
@@ -155,7 +155,7 @@ def _intent_kind(case: TestCase, reading: Reading) -> tuple[float, str] | None:
 
 def _promotion_opening(case: TestCase, reading: Reading) -> str | None:
     query = normalize(case.query)
-    if case.intent.value == "promotion" or any(_has_term(t, query) for t in PROMOTION_WORDS) or not reading.spans:
+    if case.intent == "promotion" or any(_has_term(t, query) for t in PROMOTION_WORDS) or not reading.spans:
         return None
     first = reading.sentence(0)
     if len(reading.spans) > 1 and len(first.split()) <= 4 and len(first) < 25:
@@ -219,7 +219,7 @@ def intent_relevance(case: TestCase) -> Signal:
     follow_up = bool(case.conversation_history) and (ANAPHORA.search(normalize(case.query)) is not None
                                                       or ORDINAL_PHRASE.search(normalize(case.query)) is not None)
     asked = _topic_words(case.query)
-    social = _adjacency(case, reading) if case.intent.value == "chitchat" else None
+    social = _adjacency(case, reading) if case.intent == "chitchat" else None
     if social:
         signals.append(social)
     elif asked and not (follow_up and len(asked) <= 2):
@@ -229,7 +229,7 @@ def intent_relevance(case: TestCase) -> Signal:
         if wanted and genres_match(wanted, offered):
             hit |= {w for w in asked if genres_in(w)}
         # Small talk is answered by taking up its topic at all; a request by taking up most of it.
-        needed = 1 if case.intent.value == "chitchat" else max(1, round(len(asked) * 0.6))
+        needed = 1 if case.intent == "chitchat" else max(1, round(len(asked) * 0.6))
         share = min(1.0, len(hit) / needed)
         signals.append((share, f"takes up {sorted(hit)} of the query's {sorted(asked)}"))
     kind = _intent_kind(case, reading)
@@ -317,7 +317,7 @@ def context_relevance(case: TestCase) -> Signal:
         signals.append((value, f"refers to the page's product {current.title}" if value == 1.0 else
                         f"ignores the page's product {current.title}"))
     section = case.page_context.store_section
-    if section and case.intent.value in ("recommendation", "promotion") and not genres_in(case.query):
+    if section and case.intent in ("recommendation", "promotion") and not genres_in(case.query):
         wanted = genres_in(section.replace("_", " "))
         offered = genres_in(reading.text) | {g for a in reading.products for g in item_genres(reading.by_asin[a])}
         if wanted:

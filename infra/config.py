@@ -18,12 +18,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from infra.profiles import DEFAULT_PROFILE, ProfileShape, profile_names, profile_shape
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CDK_JSON = PROJECT_ROOT / "cdk.json"
 CONTEXT_KEY = "fmquality"
 
-# The quality model's vocabulary. infra/ never imports lambdas/ (DESIGN section 2); a test checks that
-# these tuples equal fmquality.models' Intent and DIMENSIONS.
+# The MangaAssist profile's vocabulary (the default rubric_profile). infra/ never imports lambdas/
+# (DESIGN section 2); a test checks that these tuples equal fmquality.models' Intent and DIMENSIONS.
+# Other profiles' categories and dimensions come from datasets/profiles/<name>.yaml (infra.profiles).
 INTENTS: tuple[str, ...] = (
     "recommendation",
     "product_question",
@@ -84,8 +87,9 @@ class DimensionAlarm(_Strict):
     ignored, so ``runs`` consecutive breaching periods that had a run raise the alarm.
     """
 
-    intent: IntentName
-    dimension: DimensionName
+    # A category and a dimension of the configured rubric_profile (checked by FmQualityConfig).
+    intent: str = Field(min_length=1)
+    dimension: str = Field(min_length=1)
     threshold: float = Field(gt=0.0, le=1.0)
     runs: int = Field(default=1, ge=1, le=24)
     period_hours: int = Field(default=24, ge=1, le=168)
@@ -126,8 +130,23 @@ class ScheduleConfig(_Strict):
 
 
 # The rubric whose per-intent thresholds the dimension alarms default to. Read as YAML: infra/ never
-# imports lambdas/, and the rubric file is data.
+# imports lambdas/, and the rubric file is data. Another profile's alarms take the thresholds of the
+# shipped rubric that names that profile (rubric_path_for_profile).
 RUBRIC_PATH = PROJECT_ROOT / "datasets" / "rubrics" / "mangaassist-v2.yaml"
+RUBRICS_DIR = RUBRIC_PATH.parent
+
+
+def rubric_path_for_profile(profile: str) -> Path:
+    """The shipped rubric (datasets/rubrics/) of a profile: mangaassist-v2.yaml for the default."""
+    import yaml
+
+    if profile == DEFAULT_PROFILE:
+        return RUBRIC_PATH
+    for path in sorted(RUBRICS_DIR.glob("*.yaml")):
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if raw.get("profile", DEFAULT_PROFILE) == profile:
+            return path
+    raise ValueError(f"no rubric under {RUBRICS_DIR} names profile {profile!r}")
 
 
 def rubric_intent_thresholds(path: Path = RUBRIC_PATH) -> dict[str, float]:
@@ -138,8 +157,9 @@ def rubric_intent_thresholds(path: Path = RUBRIC_PATH) -> dict[str, float]:
 
 
 class AlarmConfig(_Strict):
-    # Explicit rules (thresholds and run counts) for some intent/dimension pairs.
-    dimension_alarms: list[DimensionAlarm] = Field(default_factory=_default_dimension_alarms)
+    # Explicit rules (thresholds and run counts) for some intent/dimension pairs. Left out: MangaAssist's
+    # two default rules for the mangaassist profile, none for another profile.
+    dimension_alarms: list[DimensionAlarm] | None = None
     # Every other intent/dimension pair alarms below the rubric's threshold for its intent after
     # this many runs; false limits the alarms to dimension_alarms.
     alarm_every_intent_dimension: bool = True
@@ -153,23 +173,30 @@ class AlarmConfig(_Strict):
     @model_validator(mode="after")
     def _one_alarm_per_intent_and_dimension(self) -> "AlarmConfig":
         seen: set[tuple[str, str]] = set()
-        for alarm in self.dimension_alarms:
+        for alarm in self.dimension_alarms or []:
             key = (alarm.intent, alarm.dimension)
             if key in seen:
                 raise ValueError(f"dimension_alarms lists {alarm.intent}/{alarm.dimension} twice")
             seen.add(key)
         return self
 
-    def effective_dimension_alarms(self, thresholds: dict[str, float] | None = None) -> list[DimensionAlarm]:
-        """The configured rules, plus (unless turned off) one per remaining intent/dimension pair at the
-        rubric's item threshold for that intent."""
-        rules = list(self.dimension_alarms)
+    def configured_dimension_alarms(self, profile: str = DEFAULT_PROFILE) -> list[DimensionAlarm]:
+        if self.dimension_alarms is not None:
+            return list(self.dimension_alarms)
+        return _default_dimension_alarms() if profile == DEFAULT_PROFILE else []
+
+    def effective_dimension_alarms(self, thresholds: dict[str, float] | None = None,
+                                   profile: str = DEFAULT_PROFILE) -> list[DimensionAlarm]:
+        """The configured rules, plus (unless turned off) one per remaining category/dimension pair of
+        the rubric profile at the profile's rubric's item threshold for that category."""
+        rules = self.configured_dimension_alarms(profile)
         if not self.alarm_every_intent_dimension:
             return rules
-        thresholds = thresholds if thresholds is not None else rubric_intent_thresholds()
+        shape = profile_shape(profile)
+        thresholds = thresholds if thresholds is not None else rubric_intent_thresholds(rubric_path_for_profile(profile))
         configured = {(a.intent, a.dimension) for a in rules}
-        for intent in INTENTS:
-            for dimension in DIMENSIONS:
+        for intent in shape.categories:
+            for dimension in shape.dimensions:
                 if (intent, dimension) not in configured:
                     rules.append(DimensionAlarm(intent=intent, dimension=dimension,
                                                 threshold=thresholds[intent], runs=self.default_alarm_runs))
@@ -398,6 +425,37 @@ class FmQualityConfig(_Strict):
     # Answer generation from targets (Generate function, production target parameter, triggers' inputs).
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     production_watch: ProductionWatchConfig = Field(default_factory=ProductionWatchConfig)
+    # The rubric profile (datasets/profiles/<name>.yaml) the stack scores with: one scorer function per
+    # profile dimension, the Parallel's branches, the alarms per category x dimension.
+    rubric_profile: str = DEFAULT_PROFILE
+
+    @field_validator("rubric_profile")
+    @classmethod
+    def _known_profile(cls, value: str) -> str:
+        names = profile_names()
+        if value not in names:
+            raise ValueError(f"must be one of {list(names)} (datasets/profiles/<name>.yaml)")
+        return value
+
+    @model_validator(mode="after")
+    def _alarms_fit_the_profile(self) -> "FmQualityConfig":
+        shape = self.profile
+        for i, alarm in enumerate(self.alarms.dimension_alarms or []):
+            if alarm.intent not in shape.categories:
+                raise ValueError(f"alarms.dimension_alarms[{i}].intent {alarm.intent!r} is not a category of "
+                                 f"profile {shape.name}: {list(shape.categories)}")
+            if alarm.dimension not in shape.dimensions:
+                raise ValueError(f"alarms.dimension_alarms[{i}].dimension {alarm.dimension!r} is not a dimension "
+                                 f"of profile {shape.name}: {list(shape.dimensions)}")
+        return self
+
+    @property
+    def profile(self) -> ProfileShape:
+        return profile_shape(self.rubric_profile)
+
+    def dimension_alarms(self) -> list[DimensionAlarm]:
+        """Every intent x dimension alarm rule of the configured profile."""
+        return self.alarms.effective_dimension_alarms(profile=self.rubric_profile)
 
     @model_validator(mode="before")
     @classmethod

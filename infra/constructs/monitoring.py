@@ -22,7 +22,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infra.config import DIMENSIONS, INTENTS, FmQualityConfig
+from infra.config import FmQualityConfig
 from infra.constructs.scorer_functions import METRICS_NAMESPACE, EvaluationFunctions
 
 INTENT_DIMENSION = "Intent"
@@ -52,6 +52,8 @@ class Monitoring(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         prefix = f"fmquality-{config.env_name}"
+        # The rubric profile's categories and dimensions (mangaassist by default) name the metrics.
+        self._profile = config.profile
         stack = Stack.of(self)
 
         # A customer-managed key: CloudWatch alarms and EventBridge cannot publish to a topic encrypted
@@ -92,7 +94,7 @@ class Monitoring(Construct):
 
         # ---- Quality per intent x dimension (config; defaults: recommendation relevance < 0.75 for
         # 3 runs, faq factual_accuracy < 0.85 for 1 run).
-        for rule in config.alarms.effective_dimension_alarms():
+        for rule in config.dimension_alarms():
             add(
                 cloudwatch.Alarm(
                     self,
@@ -167,6 +169,7 @@ class Monitoring(Construct):
     # ---------------------------------------------------------------------------------------------
     def _dashboard(self, prefix: str, state_machine: sfn.StateMachine, functions: EvaluationFunctions) -> cloudwatch.Dashboard:
         day = Duration.days(1)
+        intents, dimensions = self._profile.categories, self._profile.dimensions
         dashboard = cloudwatch.Dashboard(self, "Dashboard", dashboard_name=f"{prefix}-quality", default_interval=Duration.days(56))
         dashboard.add_widgets(
             cloudwatch.TextWidget(
@@ -178,7 +181,7 @@ class Monitoring(Construct):
         dashboard.add_widgets(
             cloudwatch.GraphWidget(
                 title="Batch average per dimension",
-                left=[run_metric(f"BatchAvg_{d}", period=day) for d in DIMENSIONS],
+                left=[run_metric(f"BatchAvg_{d}", period=day) for d in dimensions],
                 left_y_axis=cloudwatch.YAxisProps(min=0, max=1),
                 width=12,
             ),
@@ -193,13 +196,13 @@ class Monitoring(Construct):
         dashboard.add_widgets(
             cloudwatch.GraphWidget(
                 title="Composite score per intent",
-                left=[run_metric("CompositeScore", intent=i, period=day) for i in INTENTS],
+                left=[run_metric("CompositeScore", intent=i, period=day) for i in intents],
                 left_y_axis=cloudwatch.YAxisProps(min=0, max=1),
                 width=12,
             ),
             cloudwatch.GraphWidget(
                 title="Quality gate per intent (1 = pass)",
-                left=[run_metric("QualityGateResult", intent=i, period=day, statistic="Minimum") for i in INTENTS],
+                left=[run_metric("QualityGateResult", intent=i, period=day, statistic="Minimum") for i in intents],
                 left_y_axis=cloudwatch.YAxisProps(min=0, max=1),
                 width=12,
             ),
@@ -208,11 +211,11 @@ class Monitoring(Construct):
             *[
                 cloudwatch.GraphWidget(
                     title=f"{d} per intent",
-                    left=[run_metric(f"DimensionScore_{d}", intent=i, period=day) for i in INTENTS],
+                    left=[run_metric(f"DimensionScore_{d}", intent=i, period=day) for i in intents],
                     left_y_axis=cloudwatch.YAxisProps(min=0, max=1),
                     width=6,
                 )
-                for d in DIMENSIONS
+                for d in dimensions
             ]
         )
         dashboard.add_widgets(

@@ -31,9 +31,8 @@ from aws_cdk import aws_ssm as ssm
 from aws_cdk import SymlinkFollowMode
 from constructs import Construct
 
-from infra.asl import FUNCTION_ENVIRONMENT, FUNCTION_HANDLERS
+from infra.asl import function_environment, function_handlers
 from infra.config import (
-    DIMENSIONS,
     PROJECT_ROOT,
     FmQualityConfig,
     model_foundation_id,
@@ -161,6 +160,11 @@ class EvaluationFunctions(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self._config = config
+        # One scorer function per dimension of the rubric profile (datasets/profiles/<name>.yaml);
+        # handlers and environments come from the shared manifest, scorer roles derived per dimension.
+        self.dimensions: tuple[str, ...] = config.profile.dimensions
+        FUNCTION_HANDLERS = function_handlers(self.dimensions)
+        FUNCTION_ENVIRONMENT = function_environment(self.dimensions)
 
         self.code = lambda_.Code.from_asset(
             str(LAMBDA_CODE_DIR),
@@ -242,9 +246,9 @@ class EvaluationFunctions(Construct):
         # ---- Scorers: one per dimension, same handler, DIMENSION selects the scorer.
         judge_statements = self._judge_statements()
         self.scorers: dict[str, lambda_.Function] = {}
-        for dimension in DIMENSIONS:
+        for dimension in self.dimensions:
             self.scorers[dimension] = self._function(
-                "Score" + "".join(part.capitalize() for part in dimension.split("_")),
+                "Score" + "".join(part.capitalize() for part in dimension.replace("-", "_").split("_")),
                 FUNCTION_HANDLERS[dimension],
                 # The judge call dominates; memory buys CPU for the Japanese segmentation checks.
                 memory_mb=512,

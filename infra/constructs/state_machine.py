@@ -111,13 +111,14 @@ class EvaluationStateMachine(Construct):
         self.substitutions = asl_substitutions(
             {role: fn.function_arn for role, fn in functions.by_role.items()},
             storage.data_bucket.bucket_name,
+            functions.dimensions,
         )
         self.state_machine = sfn.StateMachine(
             self,
             "StateMachine",
             state_machine_name=self.name,
             state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_string(load_definition()),
+            definition_body=sfn.DefinitionBody.from_string(load_definition(functions.dimensions)),
             definition_substitutions=self.substitutions,
             role=self.role,
             logs=sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=True),

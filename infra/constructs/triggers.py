@@ -25,7 +25,9 @@ What each change event's ``detail`` must carry, and what the run answers with (`
                           "ssm:<production>".
   KnowledgeBaseRefreshed  nothing required (e.g. knowledge_base_id, ingestion_job_id for the record).
                           target: "ssm:<production>"; no control: both arms would read the same refreshed
-                          knowledge base, so the comparison is with the baseline run.
+                          knowledge base, so the comparison is with the baseline run. Only the
+                          cases tagged policy or retrieval run (KB_REFRESH_FILTER): a refreshed knowledge
+                          base changes the answers grounded in it, not the others.
 Release tooling must send these fields: without them the target is malformed and the run fails (in
 Prepare) or EventBridge cannot deliver the input (its retries, then the rule's failure metrics).
 """
@@ -43,6 +45,10 @@ from constructs import Construct
 
 from infra.config import TABLE_CATALOG_INPUT, FmQualityConfig
 from infra.constructs.storage import Storage
+
+# The subset the knowledge-base refresh rule scores: the cases about policies and retrieval. Equal to
+# fmquality.subsets.KB_REFRESH_FILTER (infra/ never imports lambdas/; a test checks they are equal).
+KB_REFRESH_FILTER: dict[str, list[str]] = {"tags": ["policy", "retrieval"]}
 
 RELEASE_DETAIL_TYPES: tuple[str, ...] = ("PromptVersionPublished", "ModelVersionChanged", "KnowledgeBaseRefreshed")
 FAILED_STATUSES: tuple[str, ...] = ("FAILED", "TIMED_OUT", "ABORTED")
@@ -65,7 +71,7 @@ def release_event_arms(detail_type: str, storage: Storage, production_spec: str)
         return {"target": {"spec": production_spec, "model_id": detail("$.detail.model_id")},
                 "control": production_spec}
     if detail_type == "KnowledgeBaseRefreshed":
-        return {"target": production_spec}
+        return {"target": production_spec, "filter": {k: list(v) for k, v in KB_REFRESH_FILTER.items()}}
     raise ValueError(f"no target rule for {detail_type}")
 
 

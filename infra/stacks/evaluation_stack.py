@@ -79,7 +79,7 @@ class EvaluationStack(Stack):
         _ack(functions.prepare.role, runs_prefix,
              "Prepare writes runs/<run_id>/{items.json,rejected.jsonl,rubric.json}; the run id is generated per "
              "execution, so the grant is the runs/ prefix (write only, s3:PutObject)")
-        for role_name in ("relevance", "factual_accuracy", "consistency", "fluency", "composite"):
+        for role_name in (*functions.dimensions, "composite"):  # one scorer per profile dimension
             _ack(functions.by_role[role_name].role, runs_prefix,
                  f"The {role_name} function reads its run's resolved rubric runs/<run_id>/rubric.json; the run id "
                  "is only known at run time (read only, s3:GetObject)")

@@ -1,4 +1,4 @@
-"""Composite: weigh the four dimension scores of one item, decide pass/fail, record the result.
+"""Composite: weigh the dimension scores (one per profile dimension) of one item, decide pass/fail, record the result.
 With ``"mode": "error"`` (the Map's Catch) it records an explicit error result instead."""
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def record(event: CompositeEvent | CompositeErrorEvent, table: EvaluationTable) 
         logger.warning("item recorded as an error", extra={"test_id": result.test_id, "arm": event.arm,
                                                            "error": result.error})
     else:
+        event.check_dimensions(rubric.dimensions)
         result = combine(event.item, rubric, event.scores_by_dimension(), run_id=event.run_id)
         result = result.model_copy(update={"arm": event.arm, "generation": event.generation})
     table.put_result(event.run_id, result)

@@ -9,8 +9,6 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from fmquality.models import Dimension
-
 
 class FunctionEnv(BaseModel):
     """Variables every function of the gate receives."""
@@ -35,7 +33,9 @@ class FunctionEnv(BaseModel):
 
 
 class ScorerEnv(FunctionEnv):
-    dimension: Dimension = Field(alias="DIMENSION")
+    # One dimension of the run rubric's profile; the handler checks it against the rubric (the
+    # function does not know the profile until an event names the run's rubric).
+    dimension: str = Field(alias="DIMENSION", pattern=r"^[a-z][a-z0-9_\-]*$")
 
 
 class PrepareEnv(FunctionEnv):

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fmquality.adapters.dynamodb import CATALOG_REF_PREFIX, catalog_ref_version
-from fmquality.models import DIMENSIONS, Arm, DimensionScore, Generation, TestCase
+from fmquality.models import Arm, DimensionScore, Generation, TestCase
 from fmquality.targets.base import TargetSpec
 
 _S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]/.+")
@@ -158,7 +158,8 @@ class StepFunctionsError(BaseModel):
 
 
 class CompositeEvent(BaseModel):
-    """The four dimension scores of one item (the Parallel's output, in any order)."""
+    """The dimension scores of one item (the Parallel's output, in any order): one per dimension of the
+    run rubric's profile, checked with ``check_dimensions`` once the rubric is read."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -169,14 +170,26 @@ class CompositeEvent(BaseModel):
     item: TestCase
     arm: Arm = "candidate"
     generation: Generation | None = None  # None: the item's own recorded response was scored
-    scores: list[DimensionScore] = Field(min_length=len(DIMENSIONS), max_length=len(DIMENSIONS))
+    scores: list[DimensionScore] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _one_score_per_dimension(self) -> "CompositeEvent":
-        names = sorted(s.dimension for s in self.scores)
-        if names != sorted(DIMENSIONS):
-            raise ValueError(f"scores must hold exactly one of each of {list(DIMENSIONS)}, got {names}")
+        names = [s.dimension for s in self.scores]
+        if len(set(names)) != len(names):
+            raise ValueError(f"scores must hold one of each dimension, each once; got {sorted(names)}")
         return self
+
+    def check_dimensions(self, dimensions: list[str]) -> None:
+        """The scores must be exactly one per dimension of the run rubric's profile; raised as a
+        ValidationError naming ``scores``, like every other malformed event."""
+        names = sorted(s.dimension for s in self.scores)
+        if names == sorted(dimensions):
+            return
+        from pydantic_core import InitErrorDetails, PydanticCustomError
+
+        message = f"scores must hold exactly one of each of {list(dimensions)}, got {names}"
+        raise ValidationError.from_exception_data("event", [InitErrorDetails(
+            type=PydanticCustomError("dimension_mismatch", message), loc=("scores",), input=names)])
 
     def scores_by_dimension(self) -> dict[str, DimensionScore]:
         return {s.dimension: s for s in self.scores}
@@ -219,6 +232,18 @@ class AggregateEvent(BaseModel):
     baseline_run_id: str | None = None
     trigger: str = "manual"
     execution_arn: str | None = None
+
+
+def check_dimension(dimension: str, dimensions: list[str], profile: str) -> None:
+    """A scorer's DIMENSION must be a dimension of the run rubric's profile; raised as a
+    ValidationError naming the variable."""
+    if dimension in dimensions:
+        return
+    from pydantic_core import InitErrorDetails, PydanticCustomError
+
+    message = f"not a dimension of profile {profile}: expected one of {', '.join(map(repr, dimensions))}"
+    raise ValidationError.from_exception_data("ScorerEnv", [InitErrorDetails(
+        type=PydanticCustomError("unknown_dimension", message), loc=("DIMENSION",), input=dimension)])
 
 
 def check_category(item: TestCase, categories: list[str], loc: tuple[str, ...] = ("item", "intent")) -> None:

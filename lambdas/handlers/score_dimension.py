@@ -1,4 +1,5 @@
-"""A scorer: one quality dimension (env DIMENSION) of one item. One function per dimension.
+"""A scorer: one quality dimension (env DIMENSION) of one item. One function per dimension of the
+rubric profile, all with this handler; DIMENSION must be a dimension of the run rubric's profile.
 
 Judge throttling that outlived the judge's own retries raises ``JudgeThrottled`` so the state
 machine's Retry (backoff with full jitter) tries the task again later.
@@ -17,7 +18,7 @@ from fmquality.judges.base import JudgeThrottled
 from fmquality.models import DimensionScore
 from handlers import judge_for, run_rubric
 from handlers.env import ScorerEnv, load_env
-from handlers.events import ScoreEvent, check_category
+from handlers.events import ScoreEvent, check_category, check_dimension
 
 logger = Logger()
 tracer = Tracer()
@@ -28,9 +29,10 @@ metrics = Metrics(service="")
 
 @tracer.capture_method
 def score(event: ScoreEvent, env: ScorerEnv) -> DimensionScore:
-    dimension = env.dimension.value
+    dimension = env.dimension
     logger.append_keys(run_id=event.run_id, test_id=event.item.test_id, dimension=dimension)
     rubric = run_rubric(event.bucket, event.rubric_key)
+    check_dimension(dimension, rubric.dimensions, rubric.profile)
     check_category(event.item, rubric.profile_spec.categories)
     judge = judge_for(env.judge, env.judge_model_id)
     try:

@@ -43,7 +43,7 @@ def test_cdk_json_defaults_carry_the_required_alarm_rules():
 def test_defaults_apply_when_keys_are_omitted():
     config = parse_config({"env_name": "test", "judge_model_id": "anthropic.claude-haiku-4-5-20251001-v1:0"})
     assert config.schedule.expression == "cron(0 3 ? * MON *)"
-    assert {(a.intent, a.dimension, a.runs) for a in config.alarms.dimension_alarms} == {
+    assert {(a.intent, a.dimension, a.runs) for a in config.alarms.configured_dimension_alarms()} == {
         ("recommendation", "relevance", 3),
         ("faq", "factual_accuracy", 1),
     }

@@ -251,6 +251,15 @@ def test_knowledge_base_refreshed_runs_production_without_a_control(evaluation_t
     assert run["target"] == f"ssm:{PARAMETER}"
     assert "control" not in run
     assert run["candidate"] == detail
+    # Only the cases a refreshed knowledge base can change: those tagged policy or retrieval.
+    assert run["filter"] == {"tags": ["policy", "retrieval"]}
+
+
+def test_the_kb_refresh_filter_is_the_core_one():
+    from fmquality.subsets import KB_REFRESH_FILTER as CORE
+    from infra.constructs.triggers import KB_REFRESH_FILTER
+
+    assert KB_REFRESH_FILTER == CORE
 
 
 def test_the_weekly_run_is_answered_by_production(evaluation_template):

@@ -309,3 +309,18 @@ def test_an_ssm_target_that_cannot_be_read_fails_prepare_naming_the_field(aws, l
     with pytest.raises(TargetRejected, match=r"^control: cannot resolve ssm:/mangaassist/missing"):
         _prepare(load_event("prepare.json", run_id="ssm-missing", control="ssm:/mangaassist/missing"), lambda_context)
     assert "Contents" not in aws.s3.list_objects_v2(Bucket=BUCKET, Prefix="runs/ssm-missing/")
+
+
+def test_prepare_keeps_only_the_cases_the_filter_selects(aws, lambda_context):
+    """The execution input's filter (the knowledge-base refresh rule's {"tags": [...]}) is applied in
+    Prepare: items.json holds the selected cases only; a filter that selects none is refused."""
+    put_dataset(aws.s3, CASES)
+    out = _prepare(load_event("prepare.json", filter={"tags": ["policy", "retrieval"]}), lambda_context)
+    expected = [c["test_id"] for c in CASES if {"policy", "retrieval"} & set(c.get("tags", []))]
+    assert expected and len(expected) < len(CASES)
+    items = read_json(aws.s3, out["items_key"])
+    assert [i["case"]["test_id"] for i in items] == expected
+    assert out["item_count"] == len(expected)
+
+    with pytest.raises(Exception, match="selects no case"):
+        _prepare(load_event("prepare.json", filter="tag=no-such-tag", run_id="none-selected"), lambda_context)

@@ -118,6 +118,26 @@ def test_an_unknown_dimension_in_the_environment_is_named(run, lambda_context, m
         handler(load_event("score_dimension.json"), lambda_context)
 
 
+def test_a_dimension_of_another_profile_is_refused_naming_the_run_profile(run, lambda_context, monkeypatch):
+    """DIMENSION is checked against the run rubric's profile, not a fixed list."""
+    from handlers.score_dimension import handler
+
+    monkeypatch.setenv("DIMENSION", "tool_usage")  # a tool-use dimension; the run is MangaAssist's
+    with pytest.raises(ValidationError, match="not a dimension of profile mangaassist") as caught:
+        handler(load_event("score_dimension.json"), lambda_context)
+    assert caught.value.errors()[0]["loc"] == ("DIMENSION",)
+
+
+def test_composite_refuses_scores_of_another_profile(run, lambda_context):
+    from handlers.composite import handler
+
+    scores = all_scores(1.0)
+    scores[0] = {**dimension_score("relevance"), "dimension": "tool_usage", "sub_scores": {"expected_tools": 1.0}}
+    with pytest.raises(ValidationError, match="one of each of") as caught:
+        handler(load_event("composite.json", scores=scores), lambda_context)
+    assert caught.value.errors()[0]["loc"] == ("scores",)
+
+
 def _results(aws, run_id="run-fixture"):
     from fmquality.adapters.dynamodb import EvaluationTable
 

@@ -135,7 +135,8 @@ class BedrockJudge:
             tool = combined_verdict_tool_spec()
             max_tokens = rubric.judge.max_tokens_for(len(prompt.sub_scores))
         else:
-            tool, max_tokens = verdict_tool_spec(prompt.dimension), rubric.judge.max_tokens
+            tool = prompt.tool if prompt.tool is not None else verdict_tool_spec(prompt.dimension)
+            max_tokens = rubric.judge.max_tokens
         # The cachePoint closes the static prefix. Assumption (Anthropic's prompt order, tools then
         # system then messages, which the stand-in and `fmquality estimate` share): the cached prefix
         # is the tool schema plus the system text, both fixed by the rubric and the requested sub-scores.
@@ -200,7 +201,7 @@ class BedrockJudge:
             return JudgeOutcome(error=error, throttled=throttled, **common)
         common.update(_reply_common(reply, common["calls"]))
         try:
-            verdict = parse_verdict(reply, prompt.sub_scores)
+            verdict = parse_verdict(reply, prompt.sub_scores, prompt.level_values)
         except InvalidJudgeOutput as exc:
             return JudgeOutcome(error=f"invalid judge output: {exc}", **common)
         return JudgeOutcome(verdict=verdict, **common)
@@ -309,14 +310,21 @@ class _ToolVerdict(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
 
 
-def _validated_verdict(data: Any, requested: list[str], where: str = "") -> JudgeVerdict:
+class _NamedLevelVerdict(_ToolVerdict):
+    """A profile dimension with described levels: each level is given by its NAME (a string)."""
+
+    levels: dict[str, str]  # type: ignore[assignment]
+
+
+def _validated_verdict(data: Any, requested: list[str], where: str = "",
+                       level_values: dict[str, float] | None = None) -> JudgeVerdict:
     if not isinstance(data, dict):
         raise InvalidJudgeOutput(f"{where or 'verdict'} is {type(data).__name__}, expected an object")
     data = dict(data)
     if isinstance(data.get("levels"), dict):
         data["levels"] = {k: v for k, v in data["levels"].items() if k in requested}
     try:
-        tool = _ToolVerdict.model_validate(data)
+        tool = (_NamedLevelVerdict if level_values is not None else _ToolVerdict).model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in (where, *err['loc']) if p != '') or '<root>'}: {err['msg']}"
@@ -326,19 +334,31 @@ def _validated_verdict(data: Any, requested: list[str], where: str = "") -> Judg
     missing = [name for name in requested if name not in tool.levels]
     if missing:
         raise InvalidJudgeOutput(f"missing sub-scores {missing}" + (f" in {where}" if where else ""))
+    if level_values is not None:
+        # Level names map to the profile's fixed values; a name the profile does not define is invalid
+        # output (the dimension stays unscored with the reason), never a guessed score.
+        unknown = {name: level for name, level in tool.levels.items() if level not in level_values}
+        if unknown:
+            raise InvalidJudgeOutput(f"levels {unknown} are not level names of the dimension "
+                                     f"({', '.join(level_values)})")
+        scores = {name: level_values[level] for name, level in tool.levels.items()}
+    else:
+        scores = {name: LEVEL_VALUES[level] for name, level in tool.levels.items()}
     return JudgeVerdict(
-        sub_scores={name: LEVEL_VALUES[level] for name, level in tool.levels.items()},
+        sub_scores=scores,
         rationale=tool.rationale,
         evidence=tool.evidence,
         confidence=tool.confidence,
     )
 
 
-def parse_verdict(reply: dict[str, Any], requested: list[str]) -> JudgeVerdict:
+def parse_verdict(reply: dict[str, Any], requested: list[str],
+                  level_values: dict[str, float] | None = None) -> JudgeVerdict:
     """The verdict from the forced tool call, and from nothing else, its levels mapped to 0..1
     sub-scores. Sub-scores not requested are dropped; a missing requested sub-score, or a level
-    that is not an integer from 1 to 5, makes the whole verdict invalid."""
-    return _validated_verdict(_tool_input(reply), requested)
+    that is not an integer from 1 to 5 (with ``level_values``: not one of those level names), makes
+    the whole verdict invalid."""
+    return _validated_verdict(_tool_input(reply), requested, level_values=level_values)
 
 
 def parse_combined_verdict(reply: dict[str, Any], requested: dict[str, list[str]]) -> dict[str, JudgeVerdict]:

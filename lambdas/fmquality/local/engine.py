@@ -1,6 +1,7 @@
 """Run the real evaluation state machine on embedded AWS (moto, in-process): `fmquality run`'s default.
 
-The same ASL (statemachines/evaluation.asl.json), the same placeholder mapping as CDK
+The same ASL (statemachines/evaluation.asl.json, its scorer branch expanded to the run rubric's profile
+dimensions by statemachines/expand.py, as CDK does), the same placeholder mapping as CDK
 (statemachines/evaluation.functions.json), the same handlers and the same storage code run here as in
 AWS. Only two things differ, each in one documented place: ``local_definition`` runs the Map's EXPRESS
 children as STANDARD (moto's grammar accepts nothing else), and ``moto_hooks`` routes Lambda tasks to
@@ -62,6 +63,38 @@ class LocalEngineError(RuntimeError):
 
 def load_manifest(path: Path = FUNCTIONS_MANIFEST) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _expand_module() -> Any:
+    """statemachines/expand.py, loaded by path: CDK (infra/asl.py) loads the same file, so the scorer
+    branches and roles are derived by one implementation (the core may not import infra/)."""
+    import importlib.util
+
+    name = "fmquality_statemachines_expand"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, STATEMACHINES_DIR / "expand.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+    return sys.modules[name]
+
+
+def function_specs(manifest: dict[str, Any], dimensions: list[str]) -> dict[str, dict[str, Any]]:
+    """Role -> {placeholder, handler, environment}: the fixed functions and one scorer per dimension."""
+    return _expand_module().function_specs(manifest, dimensions)
+
+
+def expanded_definition(manifest: dict[str, Any], dimensions: list[str]) -> str:
+    """The ASL text with one ScoreDimensions branch per dimension (placeholders still unfilled)."""
+    text = (STATEMACHINES_DIR / manifest["definition"]).read_text(encoding="utf-8")
+    return _expand_module().expand_definition_text(text, dimensions)
+
+
+def rubric_dimensions(rubric_path: Path | None) -> list[str]:
+    """The dimensions of the run rubric's profile (the default rubric without ``--rubric``)."""
+    from fmquality.rubric import load_rubric
+
+    return list(load_rubric(rubric_path).dimensions)
 
 
 def render_definition(text: str, substitutions: dict[str, str]) -> str:
@@ -211,9 +244,9 @@ def _quiet_moto() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _function_environment(manifest: dict[str, Any]) -> Iterator[None]:
+def _function_environment(specs: dict[str, dict[str, Any]]) -> Iterator[None]:
     """Every variable a function sets exists for the whole run and is restored afterwards."""
-    keys = {k for spec in manifest["functions"].values() for k in spec.get("environment", {})}
+    keys = {k for spec in specs.values() for k in spec.get("environment", {})}
     keys |= {"TABLE_NAME", "BUCKET_NAME", "EVENT_BUS_NAME", "JUDGE", "JUDGE_MODEL_ID", "ENGINE_NAME",
              "POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
     saved = {k: os.environ.get(k) for k in keys}
@@ -284,7 +317,10 @@ def run_local_execution(
 
     _prepare_process_env()
     manifest = load_manifest()
-    definition_text = (STATEMACHINES_DIR / manifest["definition"]).read_text(encoding="utf-8")
+    # The scorers are the run rubric's profile dimensions: one function and one Parallel branch each.
+    dimensions = rubric_dimensions(rubric_path)
+    specs = function_specs(manifest, dimensions)
+    definition_text = expanded_definition(manifest, dimensions)
     t0 = time.perf_counter()
     state = {"done": 0, "total": 0}
 
@@ -296,12 +332,12 @@ def run_local_execution(
         if on_progress and role in ("prepare", "composite"):
             on_progress(state["done"], state["total"])
 
-    roles_by_function = {f"fmquality-local-{role}": role for role in manifest["functions"]}
+    roles_by_function = {f"fmquality-local-{role}": role for role in specs}
     dispatcher = HandlerDispatcher(roles_by_function, on_event=on_event, overrides=overrides)
     config = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
     waits = compressed_retry_waits(retry_wait_cap_s) if retry_wait_cap_s is not None else contextlib.nullcontext()
 
-    with _quiet_moto(), _function_environment(manifest), mock_aws(config=config), \
+    with _quiet_moto(), _function_environment(specs), mock_aws(config=config), \
             route_lambda_invocations(dispatcher), waits:
         with contextlib.suppress(ImportError):
             importlib.import_module("handlers").reset_caches()
@@ -323,7 +359,7 @@ def run_local_execution(
         }
         substitutions = {manifest["bucket_placeholder"]: BUCKET_NAME}
         lam = client("lambda")
-        for role, spec in manifest["functions"].items():
+        for role, spec in specs.items():
             arn = lam.create_function(
                 FunctionName=f"fmquality-local-{role}", Runtime="python3.13", Role=role_arn,
                 Handler=spec["handler"], Code={"ZipFile": b"in-process"},

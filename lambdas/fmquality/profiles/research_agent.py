@@ -71,7 +71,7 @@ def stray_specifics(claim: Unit, evidence: list[Unit]) -> list[str]:
     its value as written is there: "a year" is 365 days and 1 year), as in offline grounding."""
     values = _numbers(evidence)
     written = {v for k, v in claim.numbers if k == "as written"}
-    out = [f"{v:g}" for _, v in significant_numbers(claim) if v not in values and not written & values]
+    out = [f"{v:g}" for _, v in sorted(significant_numbers(claim)) if v not in values and not written & values]
     dates = [d for e in evidence for d in e.dates]
     out += [f"date {d.month}/{d.day}" for d in claim.dates if not any(d.same_day(e) for e in dates)]
     return out

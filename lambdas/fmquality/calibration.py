@@ -26,7 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from fmquality.models import DIMENSIONS, SUB_SCORES, Calibration, EvaluationResult, Kappa, TestCase
-from fmquality.rubric import validation_problems
+from fmquality.yamldoc import validation_problems
 
 COMPOSITE = "composite"
 DEFAULT_SCORES: tuple[str, ...] = (*DIMENSIONS, COMPOSITE)

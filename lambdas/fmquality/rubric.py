@@ -6,10 +6,10 @@ import math
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, field_validator, model_validator
 
 from fmquality.production.config import WatchConfig
+from fmquality.yamldoc import parse_model, yaml_mapping
 from fmquality.profiles.spec import Profile, ProfileError, load_profile
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
@@ -261,21 +261,7 @@ def default_rubric_path() -> Path:
 
 
 def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise RubricError(f"{source}: not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise RubricError(f"{source}: the rubric must be a YAML mapping")
-    try:
-        return Rubric.model_validate(data)
-    except ValidationError as exc:
-        raise RubricError(f"{source}: invalid rubric: {validation_problems(exc)}") from exc
-
-
-def validation_problems(exc: ValidationError) -> str:
-    """Every problem of a YAML document's validation as `field.path: message`, on one line."""
-    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors())
+    return parse_model(Rubric, yaml_mapping(text, source, RubricError, "the rubric"), source, RubricError, "rubric")
 
 
 def load_rubric(path: str | Path | None = None) -> Rubric:

@@ -13,6 +13,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from fmquality.yamldoc import validation_problems
+
 WATCH_CONFIG_ENV = "WATCH_CONFIG"
 
 
@@ -77,8 +79,6 @@ def default_watch_path() -> Path | None:
 
 def parse_watch_config(data: Any, source: str) -> WatchConfig:
     """The ``production`` section of a rubric (or of any YAML mapping that has one)."""
-    from fmquality.rubric import validation_problems  # noqa: PLC0415 - the rubric imports this module
-
     if not isinstance(data, dict) or not isinstance(data.get("production"), dict):
         raise WatchConfigError(f"{source}: expected a mapping with a `production` section")
     try:

@@ -12,8 +12,9 @@ import math
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from fmquality.yamldoc import parse_model, yaml_mapping
 
 PACKAGE_PROFILES = Path(__file__).resolve().parents[1] / "data" / "profiles"
 REPO_PROFILES = Path(__file__).resolve().parents[3] / "datasets" / "profiles"
@@ -173,17 +174,7 @@ class Profile(BaseModel):
 
 
 def parse_profile(text: str, source: str = "<profile>") -> Profile:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ProfileError(f"{source}: not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ProfileError(f"{source}: a profile is a YAML mapping")
-    try:
-        return Profile.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '<profile>'}: {e['msg']}" for e in exc.errors())
-        raise ProfileError(f"{source}: invalid profile: {problems}") from exc
+    return parse_model(Profile, yaml_mapping(text, source, ProfileError, "a profile"), source, ProfileError, "profile")
 
 
 def profile_path(name: str) -> Path:

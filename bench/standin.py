@@ -199,7 +199,8 @@ def offline_verdict_fn(rubric: Any = None) -> Callable[[dict[str, Any]], dict[st
         # In the tool's format: the nearest of the five levels (0.0 -> 1, ..., 1.0 -> 5).
         answer[GRADES_KEY].update({n: 1 + round(v * 4) for n, v in judged.sub_scores.items()})
         answer.update(evidence=judged.evidence, rationale=judged.rationale,
-                      confidence=judged.confidence if judged.sub_scores else answer["confidence"])
+                      # Bedrock's tool requires a confidence; the offline judge has none to give.
+                      confidence=answer["confidence"] if judged.confidence is None else judged.confidence)
         return answer
 
     return verdict

@@ -194,7 +194,7 @@ def finish_dimension(
     calls = 0
     usage = None
     prompt = raw = None
-    judge_confidence = 1.0
+    judge_confidence: float | None = 1.0
     abstained: dict[str, str] = {}
 
     if plan.request is not None:
@@ -252,13 +252,20 @@ def finish_dimension(
     values = {n: s.score for n, s in subs.items()}
     judged_weight = sum(weights[n] for n in report.needs_judge if n in values)
     total_weight = sum(weights[n] for n in values)
-    confidence = 1.0 - (judged_weight / total_weight) * (1.0 - judge_confidence)
+    # Checks are certain of what they settled; the judged share is as sure as the judge says, and of
+    # unknown certainty when the judge gave no confidence.
+    if judged_weight == 0:
+        confidence: float | None = 1.0
+    elif judge_confidence is None:
+        confidence = None
+    else:
+        confidence = 1.0 - (judged_weight / total_weight) * (1.0 - judge_confidence)
     evidence = [f"{n}: {e}" for n, s in subs.items() for e in s.evidence]
     return DimensionScore(
         dimension=dimension,
         status="scored",
         score=round(weighted(values, weights), 4),
-        confidence=round(confidence, 4),
+        confidence=None if confidence is None else round(confidence, 4),
         sub_scores={n: round(v, 4) for n, v in values.items()},
         evidence=evidence,
         not_applicable=list(report.not_applicable),

@@ -62,7 +62,8 @@ class JudgeVerdict(BaseModel):
     sub_scores: dict[str, float]
     rationale: str = Field(min_length=1)
     evidence: list[str] = Field(default_factory=list)
-    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    # None: the judge gave no measure of its confidence (the offline judge has none), not a default.
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     abstained: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("sub_scores")

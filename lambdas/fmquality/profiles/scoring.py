@@ -45,10 +45,6 @@ def scorer_module(name: str) -> ModuleType:
     return module
 
 
-def uses_profile_path(rubric: "Rubric") -> bool:
-    return rubric.profile_spec.scorer is not None
-
-
 def render_profile_case(case: TestCase) -> str:
     """The case as data for the judge, with the profile fields, in the frame of ``render_case``."""
     payload = {
@@ -138,6 +134,7 @@ def offline_verdict(case: TestCase, profile: Profile, dimension: str, sub_scores
     module = scorer_module(str(profile.scorer))
     fields = fields_of(case)
     finding = None
+    reason = "the offline judge has no signal for this dimension"
     for source in (module.SIGNALS, module.CHECKS):
         fn = source.get(dimension)
         if fn is None:
@@ -148,10 +145,8 @@ def offline_verdict(case: TestCase, profile: Profile, dimension: str, sub_scores
             break
         reason = "; ".join(candidate.evidence) or "no signal"
     if finding is None:
-        why = locals().get("reason") or "the offline judge has no signal for this dimension"
-        return JudgeVerdict(sub_scores={}, abstained={n: why for n in sub_scores}, rationale=f"no signal: {why}",
-                            confidence=0.0)
+        return JudgeVerdict(sub_scores={}, abstained={n: reason for n in sub_scores}, rationale=f"no signal: {reason}")
     assert finding.value is not None
     scores = {n: round(finding.sub_scores.get(n, finding.value), 4) for n in sub_scores}
     rationale = (f"level {finding.level} " if finding.level else "") + f"{finding.value:.2f} (offline judge)"
-    return JudgeVerdict(sub_scores=scores, rationale=rationale, evidence=list(finding.evidence), confidence=0.6)
+    return JudgeVerdict(sub_scores=scores, rationale=rationale, evidence=list(finding.evidence))

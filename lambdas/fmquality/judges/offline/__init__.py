@@ -55,7 +55,6 @@ def offline_verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str]) -> 
     scores: dict[str, float] = {}
     abstained: dict[str, str] = {}
     evidence: list[str] = []
-    confidences: list[float] = []
     for name in sub_scores:
         signal_of = SIGNALS.get(name)
         if signal_of is None:
@@ -68,10 +67,9 @@ def offline_verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str]) -> 
             continue
         scores[name] = round(max(0.0, min(1.0, signal.score)), 4)
         evidence += [f"{name}: {e}" for e in signal.evidence]
-        confidences.append(signal.confidence)
     rationale = "; ".join(f"{n}={v:.2f}" for n, v in scores.items()) or "no signal"
     return JudgeVerdict(sub_scores=scores, abstained=abstained, rationale=rationale + " (offline judge)",
-                        evidence=evidence, confidence=min(confidences) if confidences else 0.0)
+                        evidence=evidence, confidence=None)
 
 
 class OfflineJudge:

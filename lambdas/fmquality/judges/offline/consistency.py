@@ -14,12 +14,13 @@ import re
 
 from fmquality.alignment import Unit, comparable_pairs, polarity_differs, read_units, subject_tokens
 from fmquality.claims import is_conditional, subjects_of
+from fmquality.dimensions.consistency import _SELF_REFERENCE
 from fmquality.judges.offline.grounding import Abstain, Signal
 from fmquality.models import TestCase
 from fmquality.rubric import Rubric
 from fmquality.text import normalize
 
-_ROLE = re.compile(r"\b(?:assistant|shopping assistant|store assistant|helper|staff)\b|アシスタント|スタッフ|店員|係|担当")
+_ROLE = re.compile(r"\b(?:assistant|shopping assistant|store assistant|helper|staff)\b|アシスタント|スタッフ|店員")
 
 
 def _compare(case: TestCase, pairs: list[tuple[Unit, Unit]]) -> Signal:
@@ -28,7 +29,7 @@ def _compare(case: TestCase, pairs: list[tuple[Unit, Unit]]) -> Signal:
              if polarity_differs(a, b, names) and not is_conditional(a.text) and not is_conditional(b.text)]
     evidence = [f"{len(pairs) - len(flips)} of {len(pairs)} pairs of claims about the same thing agree"]
     evidence += [f"stated both ways: {a.text.strip()!r} / {b.text.strip()!r}" for a, b in flips[:3]]
-    return Signal(1.0 - len(flips) / len(pairs), evidence, 0.5)
+    return Signal(1.0 - len(flips) / len(pairs), evidence)
 
 
 def intra_turn(case: TestCase) -> Signal:
@@ -50,7 +51,10 @@ def cross_turn(case: TestCase) -> Signal:
 def persona(case: TestCase, rubric: Rubric) -> Signal:
     norm = normalize(case.response or "")
     if normalize(rubric.persona.name) in norm:
-        return Signal(1.0, [f"presents itself as {rubric.persona.name}"], 0.6)
+        return Signal(1.0, [f"presents itself as {rubric.persona.name}"])
     if _ROLE.search(norm):
-        return Signal(1.0, ["presents itself as the store's assistant"], 0.5)
-    return Signal(0.5, ["presents itself as something other than the store's assistant"], 0.4)
+        return Signal(1.0, ["presents itself as the store's assistant"])
+    said = _SELF_REFERENCE.search(norm)
+    if said is None:
+        raise Abstain("the answer does not say what it is")
+    return Signal(0.0, [f"presents itself as {norm[said.start():said.end() + 30].strip()!r}, not as the store's assistant"])

@@ -92,8 +92,6 @@ def english_errors(sentence: str) -> list[str]:
             errors.append(f"'{a} not {c}'")
     if re.match(r"^(?:thank you|thanks|sorry|yes|no|okay|ok|sure)\s+(?:the|a|an|i|we|you|it|there|this|that)\b", text):
         errors.append("no punctuation after the opening word")
-    if re.search(r"\b(?:is|are|was|were)\s+(?:yes|no)\s*(?:[.,;!?]|$)", text):  # "stock is yes." ("is no way" is fine)
-        errors.append("a copula with 'yes' or 'no' as its complement")
     if re.search(r"\b(?:a|an|the)\s+\w+\s+(?:called|named)\s+(?:in|at|on|near|by)\b", text):
         errors.append("'called' or 'named' without the name")  # "a hotel called in the ..."
     subject = _PRONOUN_THEN_VERB.match(text)
@@ -209,9 +207,11 @@ def grammar(case: TestCase) -> Signal:
     en_words = [len(re.findall(r"[A-Za-z0-9]+", s)) for s in english]
     ja_chars = [len(re.sub(r"\s", "", s)) for s in jp]
     shapes = [1 / (1 + max(0, n - 8) / 54) for n in en_words] + [1 / (1 + max(0, n - 40) / 120) for n in ja_chars]
-    shape = sum(shapes) / len(shapes) if shapes else 1.0
+    if not shapes and not weight:
+        raise Abstain("no sentence to read and no error found")
+    shape = sum(shapes) / len(shapes) if shapes else 1.0  # errors alone, when there is no sentence to measure
     evidence = [f"{len(prose)} sentence(s), sentence shape {shape:.2f}"] + (errors[:6] or ["no grammar error pattern found"])
-    return Signal(math.exp(-ERROR_WEIGHT * weight) * shape, evidence, 0.5)
+    return Signal(math.exp(-ERROR_WEIGHT * weight) * shape, evidence)
 
 
 # Conventionalised impoliteness formulae (Culpeper 2011, ch. 4), as a store assistant might slip
@@ -241,7 +241,7 @@ def tone(case: TestCase, rubric: Rubric) -> Signal:
     text = case.response or ""
     norm = normalize(text)
     register = rubric.style.tone_register.get(case.intent, "friendly")
-    score = 1.0
+    score = 1.0  # lowered by what is read below; with nothing read the judge abstains
     evidence: list[str] = []
     rude = [p for p in IMPOLITENESS if p in norm] + [m.group(0) for m in _DO_IT_YOURSELF.finditer(norm)]
     if rude:
@@ -266,6 +266,8 @@ def tone(case: TestCase, rubric: Rubric) -> Signal:
         if reg.keigo_misuse:
             score -= 0.25 * len(reg.keigo_misuse)
             evidence.append("misused keigo: " + ", ".join(reg.keigo_misuse))
+        if not reg.predicates and not reg.keigo_misuse:
+            evidence.append("no predicate whose register could be read")
     if COMPLAINT.search(normalize(case.query)) and case.intent in ("return_request", "order_tracking"):
         if APOLOGY.search(norm):
             evidence.append("apologises for the shopper's problem")
@@ -284,5 +286,7 @@ def tone(case: TestCase, rubric: Rubric) -> Signal:
         score -= 0.1 * len(vague) + (0 if concrete or case.intent == "checkout_help" else 0.1)
         evidence.append("precise register: " + ("concrete figures" if concrete else "no figure")
                         + (f"; vague: {', '.join(vague)}" if vague else ""))
+    if not evidence or evidence == ["no predicate whose register could be read"]:
+        raise Abstain(f"nothing to read the tone from (no impolite formula, apology owed or {register}-register marker)")
     evidence.append(f"read for: impolite formulae, the shopper's language, an apology owed, the {register} register")
-    return Signal(max(0.0, min(1.0, score)), evidence, 0.5)
+    return Signal(max(0.0, min(1.0, score)), evidence)

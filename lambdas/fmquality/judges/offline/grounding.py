@@ -49,9 +49,11 @@ UNSUPPORTED_FACTOR = 0.5
 
 @dataclass(frozen=True)
 class Signal:
+    """A sub-score read from the text, with what it was read from. It carries no confidence: the
+    offline judge has no measure of its own reliability, so it reports none rather than a made-up one."""
+
     score: float
     evidence: list[str]
-    confidence: float
 
 
 class Abstain(Exception):
@@ -104,7 +106,9 @@ def grounding(case: TestCase, text: str) -> Signal:
         support = best if in_order is None else max(in_order, best * in_order ** 0.5)
         supports.append(support)
         weakest = min(weakest, (support, claim.text.strip()[:80]))
-    prose = sum(supports) / len(supports) if supports else 1.0
+    if not supports and not specifics:
+        raise Abstain("no claim held to the evidence and no specific to check")
+    prose = sum(supports) / len(supports) if supports else 1.0  # only specifics were checked
     score = UNSUPPORTED_FACTOR ** len(specifics) * (1 - PROSE_WEIGHT * (1 - prose))
     why = [f"{len(claims)} checkable claim sentence(s); numbers and dates checked against the whole case"]
     if supports:
@@ -113,8 +117,7 @@ def grounding(case: TestCase, text: str) -> Signal:
         why.append(f"least supported: {weakest[1]!r} ({weakest[0]:.0%})")
     if specifics:
         why.append("specifics not in the evidence: " + ", ".join(specifics))
-    # A ranking of many sentences is steadier than one sentence's.
-    return Signal(score, why, min(0.7, 0.4 + 0.05 * len(claims)))
+    return Signal(score, why)
 
 
 def fact_coverage(case: TestCase, text: str) -> Signal:
@@ -123,7 +126,7 @@ def fact_coverage(case: TestCase, text: str) -> Signal:
     if not matches:
         raise Abstain("no expected facts")
     values = [1.0 if m.status == "covered" else 0.0 if m.status == "contradicted" else m.score for m in matches]
-    return Signal(sum(values) / len(values), [m.evidence for m in matches], 0.5)
+    return Signal(sum(values) / len(values), [m.evidence for m in matches])
 
 
 def loose_prices(case: TestCase) -> Signal:
@@ -135,7 +138,7 @@ def loose_prices(case: TestCase) -> Signal:
     in_play = reading.items(reading.in_play)
     ok = [c for c in loose if any(same_price(c.price.amount, p, c.price.currency, c.price.approx)
                                   for i in in_play if i.currency == c.price.currency for p in item_prices(i))]
-    return Signal(len(ok) / len(loose), [f"{c.price.text}: {'a' if c in ok else 'no'} catalog price in play" for c in loose], 0.5)
+    return Signal(len(ok) / len(loose), [f"{c.price.text}: {'a' if c in ok else 'no'} catalog price in play" for c in loose])
 
 
 def loose_statuses(case: TestCase) -> Signal:
@@ -147,7 +150,7 @@ def loose_statuses(case: TestCase) -> Signal:
     ok = [c for c in loose if any(i.availability == c.status or (c.status, i.availability) in COMPATIBLE_STOCK
                                   for i in products)]
     return Signal(len(ok) / len(loose), [f"{c.status}: {'the status of' if c in ok else 'the status of none of'} "
-                                         "the products in play" for c in loose], 0.5)
+                                         "the products in play" for c in loose])
 
 
 def policy_numbers_grounded(case: TestCase, text: str) -> Signal:
@@ -160,4 +163,4 @@ def policy_numbers_grounded(case: TestCase, text: str) -> Signal:
     values = {q.value for t in evidence for q in extract_quantities(t)} | {d.day for t in evidence for d in find_dates(t)}
     supported = [c for c in claims if c.low in values or c.high in values]
     return Signal(len(supported) / len(claims),
-                  [f"{c.text} ({c.topic}): {'in' if c in supported else 'not in'} the evidence" for c in claims], 0.5)
+                  [f"{c.text} ({c.topic}): {'in' if c in supported else 'not in'} the evidence" for c in claims])

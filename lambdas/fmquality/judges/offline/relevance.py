@@ -248,7 +248,7 @@ def intent_relevance(case: TestCase) -> Signal:
     if opening:
         score = min(score, 0.2)
         evidence.append(opening)
-    return Signal(score, evidence, 0.5)
+    return Signal(score, evidence)
 
 
 def product_relevance(case: TestCase) -> Signal:
@@ -261,8 +261,8 @@ def product_relevance(case: TestCase) -> Signal:
                            r"|こちら|その商品|ご注文の|お手元", reading.norm)
         asked = set(Reading(case, case.query).products) | ({case.page_context.current_asin} - {None})
         if refers and set(expected) & asked:
-            return Signal(1.0, [f"refers to the product asked about as {refers.group(0)!r}"], 0.5)
-        return Signal(0.0, ["names none of the expected products: " + ", ".join(expected)], 0.6)
+            return Signal(1.0, [f"refers to the product asked about as {refers.group(0)!r}"])
+        return Signal(0.0, ["names none of the expected products: " + ", ".join(expected)])
     wanted = genres_in(case.query)
     page_item = reading.by_asin.get(case.page_context.current_asin or "")
     if not wanted and page_item is not None:
@@ -284,11 +284,11 @@ def product_relevance(case: TestCase) -> Signal:
                    and genres_match(wanted, item_genres(reading.by_asin[a]))]
         score = (len(hits) + len(fitting)) / len(set(expected) | set(picks))
         return Signal(score, [f"{len(hits)}/{len(expected)} expected products named, {len(fitting)} other fitting "
-                              f"product(s) of {len(set(picks) - set(expected))}"], 0.6)
+                              f"product(s) of {len(set(picks) - set(expected))}"])
     if not wanted or not judged:
         raise Abstain("no genre asked for, or none known for the products named")
     fits = [a for a in judged if genres_match(wanted, item_genres(reading.by_asin[a]))]
-    return Signal(len(fits) / len(judged), [f"{len(fits)}/{len(judged)} named products fit {sorted(wanted)}"], 0.6)
+    return Signal(len(fits) / len(judged), [f"{len(fits)}/{len(judged)} named products fit {sorted(wanted)}"])
 
 
 COLLECTIVE = re.compile(r"\b(?:both|all three|all of them|each of them|either)\b|両方|どちらも|いずれも|すべて|全て")
@@ -337,5 +337,5 @@ def context_relevance(case: TestCase) -> Signal:
                                 f"takes up {len(hit)} of {len(topic)} topic words of the last assistant turn"))
     if not signals:
         raise Abstain("no page context or earlier turn to compare with")
-    return Signal(sum(v for v, _ in signals) / len(signals), [w for _, w in signals], 0.5)
+    return Signal(sum(v for v, _ in signals) / len(signals), [w for _, w in signals])
 

@@ -85,8 +85,8 @@ def test_tool_use_false_alarms_misses_and_grades():
     false_alarms, misses = _confusion(data.cases, flagged)
     print(f"\ntool-use checks: {len(false_alarms)} false alarms {false_alarms}; {len(misses)} misses {misses}")
     assert len(false_alarms) <= 2 and len(misses) <= 6
-    ok_grades = Counter(s.grade for s, c in zip(scores, data.cases) if c.label.acceptable and not s.provisional)
-    assert set(ok_grades) == {"A"}
+    ok_grades = Counter(s.grade for s, c in zip(scores, data.cases) if c.label.acceptable)
+    assert set(ok_grades) == {"A"}  # on the settled dimensions; error handling is mostly the judge's
     dist = grade_distribution(scores, profile=profile)
     print("grades by category:", dist)
     assert sum(g["cases"] for g in dist.values()) == len(scores)

@@ -9,6 +9,7 @@ from fmquality.profiles.cases import ProfileCase
 from fmquality.profiles.fields import fields_of
 from fmquality.profiles.tool_use import (
     error_handling_check,
+    error_handling_signal,
     grade_distribution,
     keyword_check,
     leaks,
@@ -90,19 +91,27 @@ def test_plain_text_is_not_a_leak():
 def test_recovery_after_a_failed_call():
     failed = {"name": "lookup_ticket", "arguments": {"ticket": "T-88"}, "error": "TimeoutError"}
     case, fields = _case(calls=[failed, LOOKUP])
-    assert error_handling_check(case, fields, PROFILE).sub_scores["recovery"] == 1.0
+    # Recovered, but no leak is only "none found": the dimension goes to the judge, who reads both.
+    assert error_handling_check(case, fields, PROFILE).source == "judge"
+    assert error_handling_signal(case, fields, PROFILE).sub_scores == {"no_leak": 1.0, "recovery": 1.0}
     case, fields = _case(calls=[failed])
-    assert error_handling_check(case, fields, PROFILE).sub_scores["recovery"] == 0.0
-    case, fields = _case("I couldn't reach the ticket system just now; please try again in a few minutes.", calls=[failed])
-    assert error_handling_check(case, fields, PROFILE).sub_scores["recovery"] == 1.0
+    unrecovered = error_handling_check(case, fields, PROFILE)
+    assert unrecovered.source == "check" and unrecovered.sub_scores["recovery"] == 0.0
+    # Saying so may be about this failure or not: the judge decides, with the sentence as a hint.
+    told, fields = _case("I couldn't reach the ticket system just now; please try again in a few minutes.", calls=[failed])
+    finding = error_handling_check(told, fields, PROFILE)
+    assert finding.source == "judge" and any("the answer says" in e for e in finding.evidence)
+    assert error_handling_signal(told, fields, PROFILE).sub_scores["recovery"] == 1.0
+    # No failure and no leak found proves nothing: the check leaves the dimension to the judge.
     case, fields = _case()
-    assert "recovery" not in error_handling_check(case, fields, PROFILE).sub_scores
+    assert error_handling_check(case, fields, PROFILE).source == "judge"
 
 
 def test_total_and_grade():
     case, fields = _case(facts=["ticket T-88 is open"])
     score = score_tool_case(case, fields, PROFILE)
-    assert score.total == 100 and score.grade == "A" and not score.provisional
+    # Error handling (nothing found wrong, nothing proven) waits for the judge: the grade is provisional.
+    assert score.total == 100 and score.grade == "A" and score.pending == ["error_handling"]
     case, fields = _case(facts=["ticket T-88 is open"], forbidden=["lookup_ticket"])
     score = score_tool_case(case, fields, PROFILE)
     assert score.total < 90 and score.grade != "A"

@@ -87,10 +87,11 @@ def tool_usage_check(case: TestCase, fields: ProfileFields, profile: Profile) ->
                                                  for c in calls)]
             subs["arguments"] = len(right) / len(with_args)
             evidence += [f"{e.name}: no successful call with {e.arguments}" for e in with_args if e not in right]
-    forbidden = sorted({c.name for c in calls if c.name in set(expect.forbidden_tools)})
-    subs["no_forbidden_tools"] = 0.0 if forbidden else 1.0
-    if forbidden:
-        evidence.append("forbidden tool(s) called: " + ", ".join(forbidden))
+    if expect.forbidden_tools:  # only a case that forbids tools can be checked for calling one
+        forbidden = sorted({c.name for c in calls if c.name in set(expect.forbidden_tools)})
+        subs["no_forbidden_tools"] = 0.0 if forbidden else 1.0
+        evidence.append("forbidden tool(s) called: " + ", ".join(forbidden) if forbidden
+                        else f"none of the forbidden tools ({', '.join(expect.forbidden_tools)}) called")
     return _finding(profile, name, subs, evidence)
 
 
@@ -138,23 +139,52 @@ def leaks(text: str) -> list[str]:
     return [f"{kind}: {m.group(0).strip()[:60]!r}" for kind, pattern in LEAK_PATTERNS for m in [pattern.search(text or "")] if m]
 
 
-def error_handling_check(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
-    name = "error_handling"
+def _error_handling(case: TestCase, fields: ProfileFields) -> tuple[dict[str, float], dict[str, float], list[str]]:
+    """What the answer and the call trace show: (settled, read, evidence). ``settled`` holds what a
+    check may decide (a leak found; a failed call later repeated successfully, or neither repeated nor
+    mentioned); ``read`` what only the judge may take (no leak found, a failure the answer seems to mention)."""
+    settled: dict[str, float] = {}
+    read: dict[str, float] = {}
     found = leaks(case.response or "")
-    subs = {"no_leak": 0.0 if found else 1.0}
-    evidence = found or ["no error text, stack trace or error object in the answer"]
+    if found:
+        settled["no_leak"] = 0.0
+        evidence = list(found)
+    else:
+        read["no_leak"] = 1.0
+        evidence = ["no error text, stack trace or error object found in the answer"]
     calls = fields.tool_calls
     failures = [(i, c) for i, c in enumerate(calls) if c.failed]
     if failures:
-        told = bool(_TOLD.search(case.response or ""))
+        told = _TOLD.search(case.response or "")
         unrecovered = [c for i, c in failures if not any(d.name == c.name and not d.failed for d in calls[i + 1:])]
-        subs["recovery"] = 1.0 if not unrecovered or told else 0.0
-        for c in unrecovered:
-            evidence.append(f"{c.name} failed ({c.error!r}) and " + ("the answer tells the user" if told
-                            else "no later call succeeded and the answer does not say so"))
         if not unrecovered:
+            settled["recovery"] = 1.0
             evidence.append(f"{len(failures)} failed call(s), each followed by a successful call of the same tool")
-    return _finding(profile, name, subs, evidence)
+        elif told:
+            read["recovery"] = 1.0  # a word like "unavailable" may or may not be about this failure
+            evidence += [f"{c.name} failed ({c.error!r}); the answer says {told.group(0)!r}" for c in unrecovered]
+        else:
+            settled["recovery"] = 0.0
+            evidence += [f"{c.name} failed ({c.error!r}), no later call succeeded and the answer does not say so"
+                         for c in unrecovered]
+    return settled, read, evidence
+
+
+def error_handling_check(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
+    settled, read, evidence = _error_handling(case, fields)
+    if settled and (not read or min(settled.values()) == 0.0):
+        return _finding(profile, "error_handling", settled, evidence)
+    # Nothing found wrong and nothing proven right: the judge reads it (the hints go with the request).
+    return DimensionFinding(dimension="error_handling", source="judge", evidence=evidence)
+
+
+def error_handling_signal(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
+    """The offline judge's reading when the check left error handling open: the leak scan and the
+    call trace, each sub-score from what was looked for."""
+    settled, read, evidence = _error_handling(case, fields)
+    subs = {**read, **settled}
+    finding = _finding(profile, "error_handling", subs, evidence)
+    return finding.model_copy(update={"source": "offline"})
 
 
 # What the generic profile path (``profiles.scoring``) calls, by dimension (see research_agent.CHECKS).
@@ -165,6 +195,7 @@ CHECKS = {
 }
 SIGNALS = {
     "keyword_quality": keyword_signal,
+    "error_handling": error_handling_signal,
 }
 
 

@@ -79,13 +79,16 @@ def read_targets(event: AggregateEvent, a: Adapters) -> RunTargets:
 
 
 def collect_results(event: AggregateEvent, rubric: Rubric, a: Adapters,
-                    items: list[tuple[str, dict[str, Any]]] | None = None) -> dict[str, list[EvaluationResult]]:
+                    items: list[tuple[str, dict[str, Any]]] | None = None,
+                    recorded_at: dict[str, str] | None = None) -> dict[str, list[EvaluationResult]]:
     """Each arm's results in item order. An item without a result (its child execution failed
-    inside the Map's tolerance, or timed out) gets an explicit error record: nothing is lost."""
+    inside the Map's tolerance, or timed out) gets an explicit error record: nothing is lost.
+    ``recorded_at`` is filled with when each candidate result was written (read in the same query)."""
     items = read_items(event, a) if items is None else items
     out: dict[str, list[EvaluationResult]] = {}
     for arm in sorted({arm for arm, _ in items}, key=lambda name: name != "candidate"):
-        recorded = {r.test_id: r for r in a.table.results_for_run(event.run_id, arm=arm)}
+        times = recorded_at if arm == "candidate" else None
+        recorded = {r.test_id: r for r in a.table.results_for_run(event.run_id, arm=arm, recorded_at=times)}
         results: list[EvaluationResult] = []
         for item_arm, case in items:
             if item_arm != arm:
@@ -190,7 +193,8 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
     rubric = run_rubric(event.bucket, event.rubric_key)
     run = a.table.get_run(event.run_id) or {}
     targets = read_targets(event, a)
-    by_arm = collect_results(event, rubric, a)
+    recorded_at: dict[str, str] = {}
+    by_arm = collect_results(event, rubric, a, recorded_at=recorded_at)
     results, control = by_arm.get("candidate", []), by_arm.get("control", [])
     baseline = load_baseline(event.baseline_run_id, event.bucket, a)
     candidate_spec = targets.specs["candidate"] or TargetSpec.parse(None)
@@ -247,7 +251,7 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
     # A retried Aggregate (failed after publishing) must not count the run twice in the alarms.
     if not run.get("metrics_published"):
         a.metrics.put(run_metric_data(report, results, rubric.gate.min_pass_rate)
-                      + evaluation_metric_data(report, results, a.table.result_recorded_times(event.run_id)))
+                      + evaluation_metric_data(report, results, recorded_at))
         a.table.complete_run(event.run_id, metrics_published=True)
     a.events.evaluation_completed(
         {

@@ -20,7 +20,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from fmquality.generate import generate
 from fmquality.models import Generation
 from fmquality.targets import make_target
-from handlers import aws_client, run_targets
+from fmquality.targets.aws import default_client_factory
+from handlers import run_rubric, run_targets
 from handlers.events import GenerateEvent
 
 logger = Logger()
@@ -36,12 +37,16 @@ class TargetNotConfigured(LookupError):
 
 
 @cache
-def target_for(bucket: str, targets_key: str, arm: str) -> Any:
-    """One target per run and arm per container, so its client and loaded prompt bundle are reused."""
+def target_for(bucket: str, targets_key: str, arm: str, rubric_key: str | None) -> Any:
+    """One target per run and arm per container, so its client and loaded prompt bundle are reused.
+    Its clients are the target's own (its timeout, one attempt per call: ``generate`` owns the
+    retries), not the shared ones, whose botocore retries would multiply with them; the run's rubric
+    prices Bedrock answers."""
     spec = run_targets(bucket, targets_key).get(arm)
     if spec is None:
         raise TargetNotConfigured(f"s3://{bucket}/{targets_key} has no {arm} target")
-    return make_target(spec, aws_client)
+    rubric = run_rubric(bucket, rubric_key) if rubric_key else None
+    return make_target(spec, default_client_factory(spec.timeout_s), rubric=rubric)
 
 
 def _record_metrics(generation: Generation) -> None:
@@ -60,7 +65,7 @@ def failure_cause(generation: Generation) -> str:
 @tracer.capture_method
 def generate_item(event: GenerateEvent) -> dict[str, Any]:
     logger.append_keys(run_id=event.run_id, test_id=event.item.test_id, arm=event.arm)
-    target = target_for(event.bucket, event.targets_key, event.arm)
+    target = target_for(event.bucket, event.targets_key, event.arm, (event.model_extra or {}).get("rubric_key"))
     case, generation = generate(event.item, target)
     # What is scored is exactly what the target answered: nothing when it failed.
     case = case.model_copy(update={"response": generation.response if not generation.error else None})

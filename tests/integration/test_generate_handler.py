@@ -36,11 +36,13 @@ class _Doubles:
 
     def __init__(self) -> None:
         self.built: list[tuple[Any, Any]] = []
+        self.rubrics: list[Any] = []
         self.asked: list[tuple[str, str]] = []
         self.failure: str | None = None
 
-    def make_target(self, spec, client=None):
+    def make_target(self, spec, client=None, *, rubric=None):
         self.built.append((spec, client))
+        self.rubrics.append(rubric)
         return _Target(spec)
 
     def generate(self, case, target):
@@ -83,6 +85,11 @@ def doubles(module, monkeypatch) -> _Doubles:
 
 def _put_targets(aws, candidate: dict | None, control: dict | None = None, key: str = TARGETS_KEY) -> None:
     aws.s3.put_object(Bucket=BUCKET, Key=key, Body=json.dumps({"candidate": candidate, "control": control}).encode())
+    # The run's resolved rubric, as Prepare writes it beside targets.json (the target prices with it).
+    from fmquality.rubric import load_rubric
+
+    rubric_key = load_event("generate.json")["rubric_key"]
+    aws.s3.put_object(Bucket=BUCKET, Key=rubric_key, Body=load_rubric().model_dump_json().encode())
 
 
 def _emf(captured: str) -> dict:
@@ -106,7 +113,10 @@ def test_the_arm_picks_its_target_and_the_state_comes_back_with_the_answer(aws, 
 
     [(spec, client)] = doubles.built
     assert (spec.kind, spec.ref, spec.max_concurrency) == ("lambda", "mangaassist-chat:12", 5)
-    assert client is handlers.aws_client  # clients come from the container's cache, never created at import
+    # The target's own clients (its timeout, one attempt per call), not the container's shared ones,
+    # and the run's rubric to price answers with.
+    assert callable(client) and client is not handlers.aws_client
+    assert doubles.rubrics[0] is not None and doubles.rubrics[0].version
     assert doubles.asked == [("faq-returns-window", "lambda")]
     # The Map item's state, with the answer and who gave it; keys it does not use pass through unchanged.
     assert out["item"]["response"] == "lambda says: returns are accepted within 15 days."

@@ -12,9 +12,10 @@ from fmquality.production.drift import (DriftState, alert_message, build_referen
 
 def _run(mean, n=30, seed=0, intent="faq", locale="en-US", run="r", sd=0.05):
     rng = random.Random(seed)
+    scores = [max(0.0, min(1.0, rng.gauss(mean, sd))) for _ in range(n)]
     return [EvaluationResult(run_id=run, test_id=f"{run}-{intent}-{locale}-{i}", intent=intent, locale=locale,
-                             status="scored", passed=True, threshold=0.7, rubric_version="v",
-                             composite_score=max(0.0, min(1.0, rng.gauss(mean, sd)))) for i in range(n)]
+                             status="scored", passed=score >= 0.7, threshold=0.7, rubric_version="v",
+                             composite_score=score) for i, score in enumerate(scores)]
 
 
 REFERENCE = build_reference([_run(0.9, seed=s, run=f"ref{s}") for s in range(6)], run_ids=[f"ref{s}" for s in range(6)])

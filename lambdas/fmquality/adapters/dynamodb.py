@@ -243,15 +243,17 @@ class EvaluationTable:
             }),
         )
 
-    def results_for_run(self, run_id: str, arm: str = "candidate", page_size: int | None = None) -> list[EvaluationResult]:
-        """Every result of one arm of the run, across as many query pages as it takes."""
-        return [EvaluationResult.model_validate_json(raw["payload"]["S"])
-                for raw in self._result_items(run_id, arm, page_size)]
-
-    def result_recorded_times(self, run_id: str, arm: str = "candidate") -> dict[str, str]:
-        """test_id -> when its result was written (the item's finish, for EvaluationLatency)."""
-        return {raw["test_id"]["S"]: raw["recorded_at"]["S"] for raw in self._result_items(run_id, arm)
-                if "test_id" in raw and "recorded_at" in raw}
+    def results_for_run(self, run_id: str, arm: str = "candidate", page_size: int | None = None,
+                        recorded_at: dict[str, str] | None = None) -> list[EvaluationResult]:
+        """Every result of one arm of the run, across as many query pages as it takes. ``recorded_at``,
+        when given, is filled in the same pass with test_id -> when the result was written (the
+        item's finish, for EvaluationLatency)."""
+        out: list[EvaluationResult] = []
+        for raw in self._result_items(run_id, arm, page_size):
+            out.append(EvaluationResult.model_validate_json(raw["payload"]["S"]))
+            if recorded_at is not None and "recorded_at" in raw:
+                recorded_at[out[-1].test_id] = raw["recorded_at"]["S"]
+        return out
 
     def _result_items(self, run_id: str, arm: str, page_size: int | None = None) -> Iterator[dict[str, Any]]:
         kwargs: dict[str, Any] = {

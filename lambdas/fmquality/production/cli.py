@@ -152,7 +152,8 @@ def cmd_drift(args: argparse.Namespace) -> int:
                     print(f"  {s.intent:18s} {s.locale:7s} not tested: {s.note}")
                     continue
                 ks = f"KS D={s.ks.statistic:.3f} p={s.ks.p_value:.2g}" if s.ks else "KS n/a"
-                print(f"  {s.intent:18s} {s.locale:7s} n={s.items:3d} shift {comp.shift:+.3f} CUSUM {s.cusum:6.2f} "
+                shift = f"{comp.shift:+.3f}" if comp else "n/a (no composite)"
+                print(f"  {s.intent:18s} {s.locale:7s} n={s.items:3d} shift {shift} CUSUM {s.cusum:6.2f} "
                       f"sigma {ks} {'DRIFT ' + ','.join(s.reasons) if s.flag else ''}".rstrip())
     if state_path:
         state_path.write_text(state.model_dump_json(indent=1), encoding="utf-8")

@@ -4,7 +4,7 @@ that build PutMetricData datums; publishing goes through ``adapters.cloudwatch.M
 - ``EvaluationLatency`` (Seconds): per item, from the run's start to the item's finish
   (``finished_at - report.started_at``); one statistic-set datum per Locale (Values/Counts, up to
   150 distinct values each) and one without dimensions for the run. Item finish times come from the
-  result records (``EvaluationTable.result_recorded_times``: when Composite wrote each);
+  result records (read with them by ``EvaluationTable.results_for_run``: when Composite wrote each);
   without them each item is given the run's own end (``report.finished_at``), an upper bound.
 - ``BatchTotalCases`` (Count): the run's items, overall and per Locale.
 - ``BatchPassRate`` and ``CompositeScore`` per Locale.

@@ -55,11 +55,15 @@ def combine(
         for d in unscored:
             reasons.append(f"{d}: unscored ({scores[d].unscored_reason})")
     else:
-        status = "scored"
         applicable = [d for d in DIMENSIONS if scores[d].status == "scored"]
         total = sum(weights[d] for d in applicable)
-        # A scored dimension always carries a number (the model guarantees it).
-        composite = round(sum(weights[d] * float(scores[d].score) for d in applicable) / total, 4)
+        if total > 0:
+            status = "scored"
+            # A scored dimension always carries a number (the model guarantees it).
+            composite = round(sum(weights[d] * float(scores[d].score) for d in applicable) / total, 4)
+        else:  # nothing graded (every dimension not applicable, or only weightless ones): no score to give
+            status = "unscored"
+            reasons.append("no dimension with weight applies to this answer: nothing was graded")
     floor = rubric.item_gate.min_sub_score
     below_floor = sorted(
         (v, d, n) for d in DIMENSIONS if scores[d].status == "scored"

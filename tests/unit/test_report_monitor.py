@@ -33,3 +33,12 @@ def test_production_sample_gets_a_monitor_block_with_thresholds_from_the_rubric(
 def test_a_run_that_is_not_a_production_sample_has_no_monitor_block():
     results = [_result("g1", 0.95, ["policy"]), _result("g2", 0.95, ["production"])]
     assert build_report(results, RUBRIC, run_id="r", dataset="golden.jsonl").monitor is None
+
+
+def test_an_item_none_of_whose_dimensions_applies_is_unscored_not_divided_by_zero():
+    case = TestCase(test_id="n", intent="faq", query="Hi", response="Hello!")
+    scores = {d: DimensionScore(dimension=d, status="not_applicable", unscored_reason="nothing to grade")
+              for d in ("relevance", "factual_accuracy", "consistency", "fluency")}
+    result = combine(case, RUBRIC, scores)
+    assert result.status == "unscored" and result.composite_score is None and not result.passed
+    assert any("nothing was graded" in r for r in result.failure_reasons)

@@ -12,7 +12,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import timezone
 from pathlib import Path
 from typing import Any
 
@@ -189,10 +189,6 @@ def parse_turn_lines(lines: Iterable[bytes | str], source: str) -> tuple[list[Tu
         except (ValueError, TypeError) as exc:
             errors.append(f"{source}:{number}: {str(exc).splitlines()[0][:200]}")
     return turns, errors
-
-
-def utc_day(value: datetime) -> str:
-    return value.astimezone(timezone.utc).date().isoformat()
 
 
 class LocalTurnStore:

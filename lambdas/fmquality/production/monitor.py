@@ -32,10 +32,6 @@ class StratumStatus(BaseModel):
     pass_rate: float | None
     mean_composite: float | None = None
 
-    @property
-    def code(self) -> int:
-        return STATUS_CODES[self.status]
-
 
 class MonitorBlock(BaseModel):
     """The report's ``monitor`` block."""

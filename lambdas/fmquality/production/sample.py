@@ -54,10 +54,6 @@ def stratum_size(population: int, rate: float, min_per_stratum: int) -> int:
     return min(population, max(math.ceil(rate * population), min_per_stratum))
 
 
-def in_window(turn: TurnRecord, day_from: date, day_to: date) -> bool:
-    return day_from.isoformat() <= turn.day <= day_to.isoformat()
-
-
 def stratified_sample(turns: Iterable[TurnRecord], *, rate: float = DEFAULT_RATE,
                       min_per_stratum: int = DEFAULT_MIN_PER_STRATUM, seed: int = 0,
                       day_from: date | None = None, day_to: date | None = None

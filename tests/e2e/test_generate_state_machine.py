@@ -41,7 +41,7 @@ class _DoubleTarget:
         self.fn = getattr(importlib.import_module(module), name)
 
 
-def _double_make_target(spec: Any, client: Any = None) -> _DoubleTarget:
+def _double_make_target(spec: Any, client: Any = None, *, rubric: Any = None) -> _DoubleTarget:
     assert spec.kind == "python", f"the double knows python: targets only, got {spec.kind}"
     return _DoubleTarget(spec)
 

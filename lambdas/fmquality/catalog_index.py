@@ -41,6 +41,10 @@ _SERIES_CUT = re.compile(r",|:|\(|（|\s[-–—]\s|\s+vol(?:ume)?s?\b\.?|\s+#\s
 # "ベルセルク 1巻", "ベルセルク（1）", "Berserk 1": the series without its volume.
 _VOLUME_TAIL = re.compile(r"[\s(（]*(?:第?\s*\d+\s*巻|\d+)\s*[)）]?\s*$")
 _EDITION_TAIL = re.compile(r"\s*[(（][^)）]*(?:edition|版|box|set)[^)）]*[)）]\s*$", re.IGNORECASE)
+# "Knights of Sidonia Master Edition Vol. 1", "ベルセルク 大型版 1": the series without its edition words.
+_EDITION_WORDS = re.compile(r"\s+(?:[\w'’]+\s+)?(?:edition|omnibus|box set|complete set|collection)\b.*$"
+                            r"|\s*(?:完全版|新装版|愛蔵版|特装版|大型版|フルカラー版|限定版|全\d+巻セット|\d+\s*[〜~-]\s*\d+巻セット)\s*.*$",
+                            re.IGNORECASE)
 
 
 def compact(text: str) -> tuple[str, list[int]]:
@@ -86,7 +90,9 @@ def _keys(asin: str, title: str, title_ja: str | None, title_romaji: str | None)
             continue
         # The tail patterns can only match a name ending in a bracket or a volume; most names do not.
         stem = _EDITION_TAIL.sub("", name) if name.rstrip().endswith((")", "）")) else name
-        names |= {name, stem, _SERIES_CUT.split(stem, maxsplit=1)[0], _VOLUME_TAIL.sub("", stem)}
+        series = _SERIES_CUT.split(stem, maxsplit=1)[0]
+        plain = _EDITION_WORDS.sub("", series)
+        names |= {name, stem, series, _VOLUME_TAIL.sub("", stem), plain, _VOLUME_TAIL.sub("", plain)}
     return frozenset(k for k in (key_of(n) for n in names) if _long_enough(k))
 
 

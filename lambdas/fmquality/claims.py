@@ -15,14 +15,19 @@ from any dataset line.
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from fmquality.catalog_index import Mention, index_for, products_in_play
 from fmquality.models import CatalogItem, TestCase
+from fmquality.money import DISCOUNT_CONTEXT, item_prices, role_of, written_arithmetic
 from fmquality.text import (
+    ENGLISH_STOPWORDS,
+    DateMention,
     Price,
     Quantity,
     availability_mentions,
@@ -33,6 +38,7 @@ from fmquality.text import (
     is_list_line,
     japanese_share,
     list_items,
+    loose_key,
     normalize,
     number_value,
     same_price,
@@ -101,6 +107,24 @@ def text_currency(text: str, locale_japanese: bool = False) -> str:
     return "JPY" if japanese_share(text) > 0.5 or (locale_japanese and not text.strip()) else "USD"
 
 
+def _title_words(item: CatalogItem) -> set[str]:
+    """The words of a listing's titles: English words, volume numbers, Japanese title parts."""
+    words: set[str] = set()
+    for title in (item.title, item.title_ja or ""):
+        norm = normalize(title)
+        words |= {w for w in re.findall(r"[a-z0-9']+|[^\sa-z0-9'!?,.:;()（）・/&-]+", norm)
+                  if len(w) >= 2 or w.isdigit()}
+    return {w for w in words if w not in ENGLISH_STOPWORDS} - {"vol", "vols", "set", "edition"}
+
+
+def _word_in(word: str, sentence: str) -> bool:
+    if has_japanese(word):
+        return word in sentence
+    if word.isdigit():
+        return re.search(rf"(?:vol(?:ume)?\.?\s*|#|第\s*)0*{word}(?!\d)|(?<!\d){word}\s*巻", sentence) is not None
+    return re.search(rf"(?<![a-z0-9']){re.escape(word)}(?![a-z0-9'])", sentence) is not None
+
+
 class Reading:
     """One text of a case (the answer, by default) read once: normalized text, sentence and list-line
     spans, catalog products named, and which product a statement at a position is about."""
@@ -164,24 +188,29 @@ class Reading:
         if not self.spans:
             return []
         index = self.sentence_of(pos)
+        sentence = self.sentence(index)
         inside = self.mentions_in(index)
         if inside:
             before = [m for m in inside if m.end <= pos]
             nearest = max(before, key=lambda m: m.end) if before else min(inside, key=lambda m: m.start)
-            return self.items(nearest.asins)
-        sentence = self.sentence(index)
+            return self._told_apart(self.items(nearest.asins), sentence)
         if _COLLECTIVE.search(sentence) and len(self.products) > 1:
             return self.items(self.products)
         if _BACK_REFERENCE.search(sentence) and self.focus in self.products:
             return self.items([self.focus])  # "it" is most likely what the shopper asked about
-        for back in (1, 2):
+        for back in range(1, 7):
             if index - back < 0:
                 break
             earlier = self.mentions_in(index - back)
-            if earlier and (_BACK_REFERENCE.search(sentence) or self._card_line(index, index - back)):
-                return self.items(earlier[-1].asins)
-            if earlier:
+            card = self._card_line(index, index - back)
+            if earlier and (_BACK_REFERENCE.search(sentence) and back <= 2 or card):
+                return self._told_apart(self.items(earlier[-1].asins), sentence)
+            # A card runs on over its lines ("- Premise: ...", "- Vol. 1: $12.99") up to its header.
+            if earlier or not (back <= 2 or self._card_line(index - back + 1, index - back)):
                 break
+        named = self._told_apart(self.items(self.in_play), sentence)
+        if len(named) == 1 and len(self.in_play) > 1:
+            return named  # "the special edition is a pre-order": the one listing that word names
         if len(self.products) == 1:
             return self.items(self.products)
         if not self.products:
@@ -191,6 +220,17 @@ class Reading:
             if len(self.in_play) == 1:
                 return self.items(self.in_play)
         return []
+
+    def _told_apart(self, items: list[CatalogItem], sentence: str) -> list[CatalogItem]:
+        """Of listings that share a name (two editions, two volumes), the one whose own title words
+        (特装版, "Collector's Edition", "Vol. 2") the sentence uses; all of them when it uses none or
+        several."""
+        if len(items) < 2:
+            return items
+        own = {i.asin: _title_words(i) for i in items}
+        distinct = {asin: words - set().union(*(w for a, w in own.items() if a != asin)) for asin, words in own.items()}
+        hits = [i for i in items if any(_word_in(w, sentence) for w in distinct[i.asin])]
+        return hits if len(hits) == 1 else items
 
     def _card_line(self, index: int, header: int) -> bool:
         """Whether sentence ``index`` continues the product card that starts at sentence ``header``: an
@@ -219,40 +259,56 @@ class Reading:
 # Prices and stock statuses of products
 # --------------------------------------------------------------------------------------------------
 
-# Words that make a money amount a threshold, a fee or a discount rather than a product's price.
-_NOT_A_PRICE_BEFORE = re.compile(
-    r"((?<!just )(?<!a little )(?<!a bit )(?:over|under)|above|below|less than|more than|at least|up to|off|save|"
-    r"saving|savings|discount|shipping|coupon|"
-    r"credit|points?|total|subtotal|budget|fee|minimum|min\.?|spend|orders? of|was|originally|regular|list price|"
-    r"送料|合計|予算|最低|通常)\W{0,3}$")
-_NOT_A_PRICE_AFTER = re.compile(r"^\s*(以上|以下|未満|オフ|off|引き|割引|分|まで|or more|minimum|and up|\+|shipping|送料)")
-
-
 @dataclass(frozen=True)
 class PriceClaim:
+    """A money amount of the answer with its role (``money.ROLES``) and, for a product's own price
+    (unit, list or sale), the products it is attributed to (same currency; may be empty)."""
+
     price: Price
-    items: tuple[CatalogItem, ...]  # the products it is attributed to (same currency), may be empty
-    product_price: bool  # False: a threshold, a fee or a discount
+    items: tuple[CatalogItem, ...]
+    role: str
+
+    @property
+    def product_price(self) -> bool:
+        """A product's own price: the catalog's, or a sale price of it."""
+        return self.role in ("unit", "list", "sale")
 
 
-def item_prices(item: CatalogItem) -> list[float]:
-    """The catalog price plus any other price field the snapshot carries (sale_price, list_price)."""
-    extra = [v for k, v in (item.model_extra or {}).items() if "price" in k and isinstance(v, (int, float))]
-    return [item.price, *extra]
+def shopper_amounts(case: TestCase) -> set[tuple[str, float]]:
+    """(currency, amount) of every amount in the shopper's own turns."""
+    texts = [case.query, *(m.content for m in case.conversation_history if m.role == "user")]
+    return {(p.currency, round(p.amount, 2)) for t in texts for p in extract_prices(t)}
 
 
 def price_claims(reading: Reading) -> list[PriceClaim]:
+    """Every amount of the answer with its role; a product's price is attributed to its product. A
+    price in a sentence about a discount that is not the catalog's is read as the sale price."""
     out: list[PriceClaim] = []
-    for price in extract_prices(reading.text):
-        before = reading.norm[max(0, price.start - 24):price.start]
-        after = reading.norm[price.end:price.end + 10]
-        # Without products in play an amount is a fee or a threshold ("standard shipping is $4.99").
-        product_price = bool(reading.in_play) and not (_NOT_A_PRICE_BEFORE.search(before) or _NOT_A_PRICE_AFTER.search(after))
-        attached = reading.attach(price.start) if product_price else []
-        items = tuple(i for i in attached if i.currency == price.currency)
-        if attached and not items:
-            continue  # a product's price in a currency it is not sold in: we do not convert
-        out.append(PriceClaim(price, items, product_price))
+    shoppers = shopper_amounts(reading.case)
+    prices = extract_prices(reading.text)
+    # The terms of a sum the answer writes out ("1,298円（528円＋770円）") are its operands, checked
+    # as arithmetic, not prices of the product the sentence is about.
+    terms = {p.start for a in written_arithmetic(reading.norm, prices) for p in prices
+             if a.start <= p.start < a.end and p.start != a.result.start}
+    for price in prices:
+        if price.start in terms:
+            out.append(PriceClaim(price, (), "term"))
+            continue
+        role = role_of(reading.norm, price, shoppers)
+        items: tuple[CatalogItem, ...] = ()
+        if role in ("unit", "list", "sale"):
+            if not reading.in_play:
+                role = "unknown" if role == "unit" else role  # no product to be the price of
+            else:
+                attached = reading.attach(price.start)
+                items = tuple(i for i in attached if i.currency == price.currency)
+                if attached and not items:
+                    continue  # a product's price in a currency it is not sold in: we do not convert
+        if role == "unit" and not any(same_price(price.amount, p, price.currency, price.approx)
+                                      for i in items for p in item_prices(i)) \
+                and DISCOUNT_CONTEXT.search(reading.sentence(reading.sentence_of(price.start))):
+            role = "sale"
+        out.append(PriceClaim(price, items, role))
     return out
 
 
@@ -318,9 +374,6 @@ CONDITIONS = {
 }
 _POLICY_UNITS = {"day", "week", "month", "year", "hour", "percent", "usd", "jpy"}
 _REFERENCE_BEFORE = re.compile(r"(from|of|after|since|upon|following)\s+(the\s+|your\s+|its\s+)?$")
-_THRESHOLD_BEFORE = re.compile(r"(over|under|above|below|more than|less than|at least|minimum of|from|orders? of|spend)\s*$")
-_THRESHOLD_AFTER = re.compile(r"^\s*(以上|未満|から|or more|and up|\+)")
-_DISCOUNT_AFTER = re.compile(r"^\s*(?:off|引き|割引|オフ)")
 # The shopper's own circumstance, not a policy: "10 days ago", "10日前に", "for 3 days now".
 _ELAPSED_AFTER = re.compile(r"^\s*(ago|back|earlier|前に|前|経)")
 
@@ -429,6 +482,34 @@ def _topic_of(sentence: str, words: tuple[tuple[int, str], ...], position: int, 
     return after[0] if after else context
 
 
+_DATE_RANGE_JOIN = re.compile(r"^\s*(?:から|〜|~|～|-|–|to|through|and)\s*$")
+# A value the text says is no longer the policy's: "(previously $25)", "was 30 days", 旧, 以前は.
+_STALE_BEFORE = re.compile(r"(?:previously|formerly|used to be|was|were|old|旧|以前は|以前の|変更前|改定前)\W{0,3}$")
+_SHIPPING_TOPICS = frozenset({"shipping", "shipping_fee", "free_shipping", "delivery"})
+_FEE_KINDS = (("return_fee", re.compile(r"label|return|返送|返品")),
+              ("cod_fee", re.compile(r"\bcod\b|cash on delivery|代引|代金引換")),
+              ("wrapping_fee", re.compile(r"wrap|ラッピング|包装")),
+              ("shipping_fee", re.compile(r"ship|deliver|送料|配送")))
+
+
+def _money_topic(sentence: str, q: Quantity, words: tuple[tuple[int, str], ...], topic: str | None) -> str | None:
+    """The policy an amount states, from its role (``money.role_of``): a threshold is the free-shipping
+    line (or a code's minimum order), a fee is the fee its words name, "$5 off" is a discount; a
+    product's price, a total, a difference or what points are worth is no policy number."""
+    role = role_of(sentence, Price(q.value, q.unit.upper(), q.text, q.start), set())
+    named = {t for _, t in words}
+    if role == "threshold":
+        if topic in _SHIPPING_TOPICS or "free_shipping" in named:
+            return "free_shipping"
+        return "minimum_order" if topic == "discount" or "discount" in named else None
+    if role == "fee":
+        window = sentence[max(0, q.start - 30):q.end + 20]
+        return next((kind for kind, cue in _FEE_KINDS if cue.search(window)), "fee")
+    if role == "discount":
+        return "discount"
+    return None  # a product's price, a total, a difference, points' worth: no policy number
+
+
 # "5-7 business days", "5〜7営業日", "three to five days": the low end before the range's unit.
 _RANGE_LOW = re.compile(r"(?P<low>\d+(?:\.\d+)?|[a-z]+)\s*(?:-|–|—|〜|~|～|to|から)\s*$")
 
@@ -451,10 +532,15 @@ def policy_numbers(text: str, context: str | None = None, *,
             kind = _unit_of(q) if q.unit in _POLICY_UNITS else None
             if kind is None or any(d.start <= q.start < d.end for d in dates):
                 continue  # not a policy unit, or part of a date ("5月12日" is not 12 days)
+            if q.unit == "day" and any(0 <= q.start - d.end <= 4 for d in dates) and \
+                    _DATE_RANGE_JOIN.match(sentence[max(d.end for d in dates if d.end <= q.start):q.start]):
+                continue  # "3月28日から30日": the end of a range of dates
             if _ELAPSED_AFTER.match(sentence[q.end:q.end + 4]):
                 continue
             if shopper_numbers and (q.unit, q.value) in shopper_numbers:
                 continue
+            if _STALE_BEFORE.search(sentence[max(0, q.start - 24):q.start]):
+                continue  # "(previously $25)": a value the policy no longer has
             unit, high = kind
             low = high
             range_low = _RANGE_LOW.search(sentence[max(0, q.start - 12):q.start])
@@ -464,19 +550,8 @@ def policy_numbers(text: str, context: str | None = None, *,
                     low = high * value / q.value
             topic = _topic_of(sentence, words, q.start, context)
             if unit in ("usd", "jpy"):
-                # An amount is a policy number as a threshold ("over $35"), a discount ("$5 off") or a
-                # fee ("shipping is $4.99"); otherwise it is a price.
-                threshold = _THRESHOLD_BEFORE.search(sentence[:q.start]) or _THRESHOLD_AFTER.match(sentence[q.end:])
-                discount = _DISCOUNT_AFTER.match(sentence[q.end:]) is not None
-                named_before = {t for p, t in words if p < q.start}
-                if threshold and named_before & {"shipping", "delivery", "shipping_fee", "free_shipping"} | \
-                        {t for p, t in words if t in ("free_shipping", "shipping")}:
-                    topic = "free_shipping"
-                elif discount:
-                    topic = "discount"
-                elif named_before & {"shipping", "shipping_fee"}:
-                    topic = "shipping_fee"
-                elif topic not in ("points", "payment") or topic not in named_before:
+                topic = _money_topic(sentence, q, words, topic)
+                if topic is None:
                     continue
             if topic is None:
                 continue
@@ -508,7 +583,23 @@ def _conditions_fit(claim: PolicyNumber, fact: PolicyNumber) -> bool:
     return not claim.conditions or not fact.conditions or bool(claim.conditions & fact.conditions)
 
 
-def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber]) -> PolicyComparison:
+def given_values(case: TestCase) -> set[tuple[str, float]]:
+    """(unit kind, value) of every duration, percentage and amount the knowledge or the shopper
+    gives, whatever it is about, and the durations one step of arithmetic makes of them ("a 30-day
+    window, bought 10 days ago": 20 days left)."""
+    shopper = [case.query, *(m.content for m in case.conversation_history if m.role == "user")]
+    known = {kind for t in case.retrieved_chunks for q in extract_quantities(t) if (kind := _unit_of(q)) is not None}
+    said = {kind for t in shopper for q in extract_quantities(t) if (kind := _unit_of(q)) is not None}
+    values = known | said
+    knowledge_days = {v for unit, v in known if unit == "duration"}
+    shopper_days = {v for unit, v in said if unit == "duration"}
+    values |= {("duration", abs(k - d)) for k in knowledge_days for d in shopper_days}
+    values |= {("duration", k + d) for k in knowledge_days for d in shopper_days}
+    return {(unit, round(v, 3)) for unit, v in values}
+
+
+def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
+                     given: set[tuple[str, float]] = frozenset()) -> PolicyComparison:
     """Each claim against the knowledge's numbers for the same topic and kind of unit: agreeing
     (same value or inside the range, compatible conditions), contradicting (the knowledge gives the
     topic a different value under compatible conditions) or unknown (the knowledge is silent)."""
@@ -519,9 +610,15 @@ def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber]) 
         same = [k for k in knowledge if k.topic == claim.topic and k.unit == claim.unit]
         fitting = [k for k in same if _conditions_fit(claim, k)]
         match = next((k for k in fitting if claim.agrees(k)), None)
+        # A value the knowledge gives another topic may be misattributed by the reading ("refunds
+        # within 7 business days after we receive the return"): a contradiction only when the value
+        # appears nowhere in the knowledge.
+        elsewhere = any(k.unit == claim.unit and claim.agrees(k) for k in knowledge) or any(
+            unit == claim.unit and claim.low - 0.51 <= v <= claim.high + 0.51 if unit == "duration" else
+            unit == claim.unit and abs(v - claim.low) < 1e-6 for unit, v in given)
         if match is not None:
             result.agree.append((claim, match))
-        elif fitting and not claim.negated:
+        elif fitting and not claim.negated and not elsewhere:
             result.contradict.append((claim, fitting))
         else:
             result.unknown.append(claim)
@@ -541,7 +638,7 @@ def knowledge_policies(case: TestCase) -> list[PolicyNumber]:
 class ValueStatement:
     """One value a text gives one subject: a product's price or stock status, a policy's number."""
 
-    subject: str  # "price:<asin>", "stock:<asin>", "policy:<topic>:<unit>"
+    subject: str  # "policy:<topic>:<unit>"
     value: str
     shown: str
     sentence: str
@@ -550,28 +647,17 @@ class ValueStatement:
 
 def value_statements(reading: Reading, context: str | None = None,
                      shoppers: set[tuple[str, float]] | None = None) -> list[ValueStatement]:
+    """The single policy values an answer gives, for comparing within it and across turns. A
+    product's price and stock status are the catalog's to judge (a second price of one product is a
+    price contradiction when it is wrong, and a sale, a total or another product's price when it is
+    not), so they are not compared here."""
     out: list[ValueStatement] = []
-    for claim in price_claims(reading):
-        if claim.product_price and len(claim.items) == 1 and not claim.price.approx:
-            item = claim.items[0]
-            out.append(ValueStatement(f"price:{item.asin}", f"{claim.price.amount:.2f}", claim.price.text,
-                                      reading.sentence(reading.sentence_of(claim.price.start))))
-    for claim in stock_claims(reading):
-        if len(claim.items) == 1:
-            sentence = reading.sentence(reading.sentence_of(claim.position))
-            if not is_conditional(sentence):
-                out.append(ValueStatement(f"stock:{claim.items[0].asin}", _STOCK_GROUP[claim.status],
-                                          claim.status.replace("_", " "), sentence))
     for number in policy_numbers(reading.text, context, shopper_numbers=shoppers):
-        if number.low != number.high or number.negated:
-            continue  # a range or a negated number is not a single value
+        if number.low != number.high or number.negated or number.unit == "date":
+            continue  # a range or a negated number is not a single value; a date is an event's, not a policy's
         out.append(ValueStatement(f"policy:{number.topic}:{number.unit}", f"{number.low:g}", number.text,
                                   number.sentence, number.conditions))
     return out
-
-
-# Statuses that can both be true of one product at once are one value here.
-_STOCK_GROUP = {"in_stock": "available", "limited": "available", "out_of_stock": "unavailable", "preorder": "preorder"}
 
 
 def conflicting_values(first: list[ValueStatement], second: list[ValueStatement]) -> list[tuple[ValueStatement, ValueStatement]]:
@@ -743,3 +829,122 @@ def subjects_of(case: TestCase, sentence: str) -> frozenset[str]:
     """What a sentence is about: the catalog products it names and the policy topics it states."""
     products = index_for(case.catalog).named(sentence) if case.catalog else []
     return frozenset(products) | {t for _, t in topic_words(normalize(sentence))}
+
+
+# --------------------------------------------------------------------------------------------------
+# Orders on the page: ids, statuses, carriers and dates, each compared with what the answer says
+# --------------------------------------------------------------------------------------------------
+
+# Parcel carriers of the US and Japanese markets, by the names shoppers and staff use.
+CARRIERS: dict[str, tuple[str, ...]] = {
+    "ups": ("ups",), "usps": ("usps", "postal service", "u.s. mail"), "fedex": ("fedex", "fed ex"), "dhl": ("dhl",),
+    "ontrac": ("ontrac",), "lasership": ("lasership",), "amazon": ("amazon logistics",),
+    "yamato": ("ヤマト運輸", "ヤマト", "クロネコ", "yamato"), "sagawa": ("佐川急便", "佐川", "sagawa"),
+    "japan_post": ("日本郵便", "ゆうパック", "ゆうパケット", "ゆうメール", "japan post"), "seino": ("西濃運輸", "西濃"),
+}
+_CARRIER_PATTERNS = [(name, re.compile(re.escape(word) if has_japanese(word) else rf"(?<![a-z]){re.escape(word)}(?![a-z])"))
+                     for name, words in CARRIERS.items() for word in words]
+# What a date in an order answer is the date of, by the nearest cue before it in its clause.
+_DATE_ROLE_CUES = (
+    ("delivery", re.compile(r"\b(?:arriv\w*|deliver\w*|eta|get (?:it|there|to you)|reach\w*|expected|due)\b"
+                            r"|お届け|到着|配達|届")),
+    ("ship", re.compile(r"\b(?:ship\w*|dispatch\w*|went out|sent out|left)\b|発送|出荷")),
+    # A deadline or a window's end ("the return window ended on", 返品期限): not a date of the order.
+    ("other", re.compile(r"\b(?:return\w*|refund\w*|window|deadline|until|through|thru|ends?|ended|expires?|"
+                         r"cancel\w*|sale|release\w*|valid|by when)\b|期限|返品|返金|まで|締め切り|発売|キャンセル")),
+)
+_DATE_HEDGE = re.compile(r"\b(?:around|about|approximately|roughly|or so|give or take|usually|typically)\b|ごろ|頃|前後|目安|程度")
+
+
+def carriers_in(text: str) -> set[str]:
+    norm = normalize(text or "")
+    return {name for name, pattern in _CARRIER_PATTERNS if pattern.search(norm)}
+
+
+def _page_orders(case: TestCase) -> list[dict]:
+    """The orders the page shows: ``order`` and any list of ``orders`` (as plain dicts)."""
+    page = case.page_context.model_dump(exclude_none=True)
+    orders = [page["order"]] if isinstance(page.get("order"), dict) else []
+    orders += [o for o in page.get("orders") or [] if isinstance(o, dict)] if isinstance(page.get("orders"), list) else []
+    return orders
+
+
+def _record_dates(record: object, key: str = "") -> list[tuple[str, DateMention]]:
+    """(role, date) of every date field of an order record, its items included: eta/delivered ->
+    delivery, ship -> ship, anything else (release, order date) -> other."""
+    out: list[tuple[str, DateMention]] = []
+    if isinstance(record, dict):
+        for k, v in record.items():
+            out += _record_dates(v, str(k).lower())
+    elif isinstance(record, list):
+        for v in record:
+            out += _record_dates(v, key)
+    elif isinstance(record, str):
+        role = "delivery" if any(w in key for w in ("eta", "deliver", "arriv")) else "ship" if "ship" in key else "other"
+        out += [(role, d) for d in find_dates(record)]
+    return out
+
+
+@dataclass
+class OrderFacts:
+    contradictions: list[str] = field(default_factory=list)
+    verified: list[str] = field(default_factory=list)
+
+
+def order_facts(case: TestCase, reading: Reading) -> OrderFacts:
+    """What the answer says of the orders on the page, compared field by field: an order id of the
+    page's shape that is not the page's, a carrier the page does not name, a delivery or ship date
+    that none of the page's orders has (stated plainly, not hedged or under a condition), a status
+    of the only order that contradicts its status. Each is a claim read completely; anything less
+    (an order with items in several states, a hedged date) is left to the judge."""
+    facts = OrderFacts()
+    orders = _page_orders(case)
+    if not orders:
+        return facts
+    nfkc = unicodedata.normalize("NFKC", reading.text)
+    ids = [str(o["order_id"]) for o in orders if o.get("order_id")]
+    for order_id in ids:
+        shape = re.sub(r"[A-Za-z]", "[A-Za-z]", re.sub(r"\d", r"\\d", re.escape(order_id)))
+        for match in re.finditer(rf"(?<![\w-]){shape}(?![\w-])", nfkc):
+            if loose_key(match.group()) in {loose_key(i) for i in ids}:
+                facts.verified.append(f"order id {match.group()}")
+            else:
+                facts.contradictions.append(f"order id {match.group()} is not the page's ({', '.join(ids)})")
+    page_carriers = set().union(*(carriers_in(json.dumps(o, ensure_ascii=False)) for o in orders))
+    said_carriers = carriers_in(reading.text)
+    if page_carriers and said_carriers:
+        wrong = said_carriers - page_carriers
+        if wrong and not (said_carriers & page_carriers):
+            facts.contradictions.append(f"carrier {', '.join(sorted(wrong))} stated, the order ships with "
+                                        f"{', '.join(sorted(page_carriers))}")
+        elif not wrong:
+            facts.verified.append(f"carrier {', '.join(sorted(said_carriers))}")
+    page_dates = [d for o in orders for d in _record_dates(o)]
+    roles = {role for role, _ in page_dates}
+    for index in range(len(reading.spans)):
+        sentence = reading.sentence(index)
+        if is_conditional(sentence) or is_negated(sentence) or is_question(sentence):
+            continue
+        for date in find_dates(sentence):
+            before = sentence[:date.start]
+            cues = [(m.start(), role) for role, cue in _DATE_ROLE_CUES for m in cue.finditer(before)]
+            after_cues = [(m.start(), role) for role, cue in _DATE_ROLE_CUES for m in cue.finditer(sentence[date.end:])]
+            role = max(cues)[1] if cues else (min(after_cues)[1] if after_cues and has_japanese(sentence) else None)
+            shown = sentence[date.start:date.end]
+            if any(date.same_day(d) for _, d in page_dates):
+                facts.verified.append(f"date {shown}")
+            elif role in roles and not _DATE_HEDGE.search(sentence):
+                known = ", ".join(f"{d.month}/{d.day}" for r, d in page_dates if r == role)
+                facts.contradictions.append(f"{role} date {shown!r} stated, the order's is {known}")
+    if len(orders) == 1 and not any(isinstance(v, list) and v and isinstance(v[0], dict) and "status" in v[0]
+                                    for v in orders[0].values()):
+        family = status_family(str(orders[0].get("status") or ""))
+        claimed = stated_order_statuses(reading.text)
+        if family and claimed:
+            # "in transit" of a shipped order, "delayed" of any open order are not contradictions.
+            allowed = {family} | ({"delayed"} if family in ("shipped", "processing") else set())
+            if claimed - allowed and family not in claimed:
+                facts.contradictions.append(f"status stated as {sorted(claimed)}, the order is {orders[0].get('status')}")
+            else:
+                facts.verified.append(f"order status {orders[0].get('status')}")
+    return facts

@@ -65,25 +65,32 @@ def combine(
             status = "unscored"
             reasons.append("no dimension with weight applies to this answer: nothing was graded")
     floor = rubric.item_gate.min_sub_score
+    lowest = rubric.item_gate.judge_lowest_level
     below_floor = sorted(
         (v, d, n) for d in DIMENSIONS if scores[d].status == "scored"
         for n, v in scores[d].sub_scores.items() if v < floor
+    )
+    at_lowest_level = sorted(
+        (v, d, n) for d in DIMENSIONS if scores[d].status == "scored"
+        for n, v in scores[d].sub_scores.items() if n in scores[d].judged and v < lowest and (v, d, n) not in below_floor
     )
     if composite is not None and composite < threshold:
         reasons.append(f"composite {composite:.3f} below the {intent} threshold {threshold:.2f}")
         # Name the sub-scores that pulled it down, worst first, so the reason is actionable (those
         # below the floor are named once, below).
         weak = sorted((v, d, n) for d in DIMENSIONS for n, v in scores[d].sub_scores.items()
-                      if floor <= v < threshold)
+                      if floor <= v < threshold and (v, d, n) not in at_lowest_level)
         for value, d, n in weak[:4]:
             reasons.append(f"{d}.{n} = {value:.2f}")
     for value, d, n in below_floor:
         reasons.append(f"{d}.{n} = {value:.2f} is below the {floor:.2f} floor for any sub-score")
+    for value, d, n in at_lowest_level:
+        reasons.append(f"{d}.{n} = {value:.2f}: the judge's lowest level")
     for failure in hard_failures:
         where = f"{failure.dimension}.{failure.sub_score}" if failure.sub_score else failure.dimension
         reasons.append(f"hard failure {failure.rule} ({where}): {failure.detail}")
 
-    passed = (status == "scored" and not hard_failures and not below_floor
+    passed = (status == "scored" and not hard_failures and not below_floor and not at_lowest_level
               and composite is not None and composite >= threshold)
     # Profiles with letter grades: the 0-100 total and its grade (None without a composite).
     grades = rubric.profile_spec.grades is not None and composite is not None

@@ -218,11 +218,36 @@ class SubScore(BaseModel):
     source: Literal["check", "judge"] = "check"
 
 
+# Evidence-backed findings that fail an item whatever its composite (DESIGN section 5, "Who may fail
+# an item"): each is a claim the checks read completely and found contradicted by the catalog, the
+# knowledge, the page or the answer itself, or a defect of the text as a whole.
+HARD_FAIL_RULES: tuple[str, ...] = (
+    "forbidden_content",  # a string the case forbids (a spoiler, a stale policy) is in the answer
+    "price_contradiction",  # a product's price differs from its catalog price
+    "arithmetic_error",  # a sale price, total or written sum that does not follow from its own numbers
+    "availability_contradiction",  # a product's stock status differs from the catalog's
+    "policy_contradiction",  # a policy number the knowledge gives another value, appearing nowhere in it
+    "attribute_contradiction",  # an author or a volume count differs from the catalog's
+    "order_contradiction",  # an order's id, status, carrier or dates differ from the order on the page
+    "self_contradiction",  # one subject given two values in one answer
+    "turn_contradiction",  # a value differs from what an earlier assistant turn said, unacknowledged
+    "wrong_reference",  # "the second one" answered about another listed item
+    "persona_break",  # the answer says it is an AI model or names another assistant
+    "grader_address",  # the answer addresses its evaluator (a note to the grader is part of the answer)
+    "unfit_for_age",  # a product recommended to a reader younger than its age rating
+    "budget_exceeded",  # a product recommended above the budget the shopper gave, without saying so
+    "wrong_language",  # the answer (or a sentence of it) is in another language than the shopper's
+    "truncated_response",  # the answer stops mid-sentence
+    "length_out_of_range",  # longer or shorter than the rubric's length rule for the intent
+    "empty_response",
+)
+HardFailRule = Literal[HARD_FAIL_RULES]  # type: ignore[valid-type]
+
+
 class HardFailure(BaseModel):
     """A rule that fails the item whatever its composite score."""
 
-    rule: Literal["forbidden_content", "price_contradiction", "availability_contradiction",
-                  "policy_contradiction", "empty_response"]
+    rule: HardFailRule
     dimension: str
     sub_score: str | None = None
     detail: str
@@ -269,6 +294,8 @@ class DimensionScore(BaseModel):
     evidence: list[str] = Field(default_factory=list)
     not_applicable: list[str] = Field(default_factory=list)
     abstained: dict[str, str] = Field(default_factory=dict)
+    # The sub-scores a judge graded (the rest were settled by the checks from evidence they found).
+    judged: list[str] = Field(default_factory=list)
     hard_failures: list[HardFailure] = Field(default_factory=list)
     unscored_reason: str | None = None
     judge_calls: int = 0

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, field_validator, model_validator
 
+from fmquality.models import HARD_FAIL_RULES
+from fmquality.text import japanese_share
 from fmquality.production.config import WatchConfig
 from fmquality.yamldoc import parse_model, yaml_mapping
 from fmquality.profiles.spec import Profile, ProfileError, load_profile
@@ -53,11 +55,39 @@ class LengthRule(BaseModel):
     max_words: int = Field(gt=0)
 
 
+class ConventionScope(BaseModel):
+    """Where a store convention applies: the answer's script, the case's locale and intent (an empty
+    list means any). The Japanese-title convention is for English answers that mention Japanese
+    titles; a Japanese answer to a Japanese shopper is judged as natural Japanese."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer_scripts: list[Literal["latin", "japanese"]] = Field(default_factory=list)
+    locales: list[str] = Field(default_factory=list)
+    intents: list[str] = Field(default_factory=list)
+
+    def applies(self, intent: str, locale: str, answer: str) -> bool:
+        script = "japanese" if japanese_share(answer) > 0.5 else "latin"
+        return ((not self.answer_scripts or script in self.answer_scripts)
+                and (not self.locales or locale in self.locales)
+                and (not self.intents or intent in self.intents))
+
+    def describe(self) -> str:
+        parts = [f"answers in {' or '.join('English' if s == 'latin' else 'Japanese' for s in self.answer_scripts)}"
+                 if self.answer_scripts else "",
+                 f"locales {', '.join(self.locales)}" if self.locales else "",
+                 f"intents {', '.join(self.intents)}" if self.intents else ""]
+        return "; ".join(p for p in parts if p) or "every answer"
+
+
 class StyleRules(BaseModel):
     length: dict[str, LengthRule] = Field(default_factory=dict)
     tone_register: dict[str, str] = Field(default_factory=dict)
     japanese_title_format: Literal["original_romaji_english", "original_only", "none"] = "original_romaji_english"
+    japanese_title_scope: ConventionScope = Field(default_factory=lambda: ConventionScope(answer_scripts=["latin"]))
     product_card_fields: list[str] = Field(default_factory=lambda: ["title", "price", "availability"])
+    product_card_scope: ConventionScope = Field(
+        default_factory=lambda: ConventionScope(intents=["recommendation", "promotion"]))
 
 
 class PersonaRules(BaseModel):
@@ -87,9 +117,15 @@ class PairedRules(BaseModel):
 
 
 class ItemGateRules(BaseModel):
-    # An item fails when any applicable sub-score is below this floor, whatever its composite: one
-    # seriously defective aspect (a persona break, a wrong author, a missing romanization) must not be
-    # averaged away by the others. 0 turns the rule off.
+    """Who may fail an item on their own, beyond the composite (DESIGN section 5): evidence-backed
+    findings (``hard_fail_rules``), and a judge's verdict at its lowest level: a sub-score the judge
+    graded below ``judge_lowest_level`` (the Bedrock judge's level 1 is 0.0). Heuristic readings
+    count through the composite only. ``min_sub_score`` is an older, blunter rule kept for profiles
+    that ask for it: any applicable sub-score below it fails the item (0 turns it off)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_lowest_level: float = Field(default=0.0, ge=0.0, le=1.0)
     min_sub_score: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
@@ -232,9 +268,7 @@ class Rubric(BaseModel):
 
     @model_validator(mode="after")
     def _hard_fail_rules_known(self) -> "Rubric":
-        known = {"forbidden_content", "price_contradiction", "availability_contradiction",
-                 "policy_contradiction", "empty_response"}
-        unknown = set(self.hard_fail_rules) - known
+        unknown = set(self.hard_fail_rules) - set(HARD_FAIL_RULES)
         if unknown:
             raise ValueError(f"hard_fail_rules: unknown rules {sorted(unknown)}")
         return self

@@ -145,13 +145,34 @@ def test_calibration_counts_disagreements_with_labels(rubric):
     assert _run(rubric, _passing(2)).calibration is None
 
 
-def test_one_sub_score_below_the_floor_fails_a_high_composite(rubric):
+def test_a_judge_verdict_at_its_lowest_level_fails_a_high_composite(rubric):
     scores = _scores({})
-    scores["consistency"] = DimensionScore(dimension="consistency", status="scored", score=0.75,
+    scores["consistency"] = DimensionScore(dimension="consistency", status="scored", score=0.75, judged=["persona"],
                                            sub_scores={"intra_turn": 1.0, "cross_turn": 1.0, "persona": 0.0})
     result = combine(_case(intent="chitchat"), rubric, scores)
     assert result.composite_score > rubric.threshold_for("chitchat") and not result.passed
-    assert any(r.startswith("consistency.persona = 0.00 is below the 0.60 floor") for r in result.failure_reasons)
-    scores["consistency"] = DimensionScore(dimension="consistency", status="scored", score=0.9,
-                                           sub_scores={"intra_turn": 1.0, "cross_turn": 1.0, "persona": 0.6})
+    assert "consistency.persona = 0.00: the judge's lowest level" in result.failure_reasons
+    # One level up is a weakness the composite weighs, not a failure of its own.
+    scores["consistency"] = DimensionScore(dimension="consistency", status="scored", score=0.9, judged=["persona"],
+                                           sub_scores={"intra_turn": 1.0, "cross_turn": 1.0, "persona": 0.25})
     assert combine(_case(intent="chitchat"), rubric, scores).passed
+
+
+def test_a_low_style_score_from_the_checks_counts_through_the_composite_only(rubric):
+    """A check-settled sub-score that is no finding of its own (a missing romanization lowers
+    formatting) never fails an item alone: only hard failures and the judge's lowest level do."""
+    scores = _scores({})
+    scores["fluency"] = DimensionScore(dimension="fluency", status="scored", score=0.72, judged=["grammar", "tone"],
+                                       sub_scores={"grammar": 1.0, "tone": 1.0, "formatting": 0.2})
+    result = combine(_case(intent="recommendation"), rubric, scores)
+    assert result.passed and result.composite_score < 1.0
+
+
+def test_the_older_sub_score_floor_still_applies_where_a_rubric_asks_for_it(rubric):
+    floored = rubric.model_copy(update={"item_gate": rubric.item_gate.model_copy(update={"min_sub_score": 0.6})})
+    scores = _scores({})
+    scores["fluency"] = DimensionScore(dimension="fluency", status="scored", score=0.72,
+                                       sub_scores={"grammar": 1.0, "tone": 1.0, "formatting": 0.2})
+    result = combine(_case(intent="recommendation"), floored, scores)
+    assert not result.passed
+    assert any(r.startswith("fluency.formatting = 0.20 is below the 0.60 floor") for r in result.failure_reasons)

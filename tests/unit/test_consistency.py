@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.dimensions import consistency
+from fmquality.dimensions import consistency, factual_accuracy
 from fmquality.evaluate import score_one_dimension
 from fmquality.judges.offline import OfflineJudge, offline_verdict
 from fmquality.models import TestCase
@@ -88,13 +88,15 @@ def test_list_lines_without_catalog_match_use_the_line_title(rubric):
 # --- cross_turn: contradictions against earlier turns --------------------------------------------
 
 
-def test_cross_turn_price_contradiction_scores_zero(rubric):
+def test_a_second_price_is_the_catalogs_to_judge_not_the_earlier_turns(rubric):
+    """A product's price that differs from an earlier turn is compared with the catalog, the better
+    reference: the wrong one is a price contradiction; consistency does not read it as a second
+    value of the same thing (it may be a sale, a total or another product's price)."""
     history = [{"role": "assistant", "content": "One Piece, Vol. 1 costs $9.99 and is in stock."}]
     case = make_case("One Piece, Vol. 1 is $12.99.", query="Can I buy it?", conversation_history=history)
-    cross = consistency.check(case, rubric).sub_scores["cross_turn"]
-    assert cross.score == 0.0
-    assert "$9.99" in cross.evidence[0] and "$12.99" in cross.evidence[0]
-
+    assert "cross_turn" not in consistency.check(case, rubric).sub_scores
+    facts = factual_accuracy.check(case, rubric)
+    assert [f.rule for f in facts.hard_failures] == ["price_contradiction"] and "$12.99" in facts.hard_failures[0].detail
 
 def test_cross_turn_change_signalled_by_user_is_not_a_contradiction(rubric):
     history = [{"role": "assistant", "content": "One Piece, Vol. 1 costs $12.99."}]
@@ -138,17 +140,16 @@ def test_an_answer_that_restates_the_history_without_a_found_conflict_goes_to_th
 # --- intra_turn ----------------------------------------------------------------------------------
 
 
-def test_intra_turn_two_prices_for_one_product(rubric):
+def test_two_prices_for_one_product_in_one_answer_fail_on_the_wrong_one(rubric):
     case = make_case("One Piece, Vol. 1 is $9.99. Great choice! One Piece, Vol. 1 costs $11.99 right now.")
-    intra = consistency.check(case, rubric).sub_scores["intra_turn"]
-    assert intra.score < 0.3
-    assert "$9.99" in intra.evidence[0] and "$11.99" in intra.evidence[0]
+    facts = factual_accuracy.check(case, rubric)
+    assert [f.detail for f in facts.hard_failures if f.rule == "price_contradiction"] == [
+        "$11.99 stated, catalog says One Piece, Vol. 1: 9.99 USD"]
 
-
-def test_intra_turn_two_stock_statuses_via_back_reference(rubric):
+def test_two_stock_statuses_via_back_reference_fail_on_the_wrong_one(rubric):
     case = make_case("One Piece, Vol. 1 is in stock. Sorry, it is sold out at the moment.")
-    assert consistency.check(case, rubric).sub_scores["intra_turn"].score < 0.3
-
+    facts = factual_accuracy.check(case, rubric)
+    assert [f.rule for f in facts.hard_failures] == ["availability_contradiction"]
 
 def test_intra_turn_two_values_for_one_policy(rubric):
     case = make_case("You can return manga within 15 days. Our return window is 30 days from delivery.",
@@ -247,17 +248,17 @@ def test_two_editions_priced_in_their_own_currencies_are_not_a_contradiction(rub
     assert "intra_turn" not in consistency.check(case, rubric).sub_scores
 
 
-def test_cross_turn_delivery_date_contradiction_and_corrected_date(rubric):
+def test_a_delivery_date_against_the_order_and_an_earlier_turn(rubric):
+    """A date is an event's, not a policy value: the order on the page is the reference."""
     history = [{"role": "assistant", "content": "Your order shipped on 2024-06-03 and should arrive by 2024-06-07."}]
     order = {"order": {"order_id": "A1", "status": "shipped", "ship_date": "2024-06-03", "eta": "2024-06-07"}}
     wrong = make_case("No problem! It is expected to arrive by 2024-06-09.", query="what was the date again?",
                       intent="order_tracking", conversation_history=history, page_context=order, catalog=[])
     same = make_case("It should arrive by June 7.", query="what was the date again?",
                      intent="order_tracking", conversation_history=history, page_context=order, catalog=[])
-    cross = consistency.check(wrong, rubric).sub_scores["cross_turn"]
-    assert cross.score == 0.0 and "2024-06-09" in cross.evidence[0]
-    assert "cross_turn" in consistency.check(same, rubric).needs_judge
-
+    failures = factual_accuracy.check(wrong, rubric).hard_failures
+    assert [f.rule for f in failures] == ["order_contradiction"] and "2024-06-09" in failures[0].detail
+    assert not factual_accuracy.check(same, rubric).hard_failures
 
 def test_cross_turn_policy_left_implicit_in_follow_up_and_sealed_means_unopened(rubric):
     history = [{"role": "assistant", "content": "Unopened items can be returned within 15 days of delivery."}]
@@ -270,10 +271,8 @@ def test_prices_in_one_sentence_naming_two_products_are_attributed_to_each(rubri
     history = [{"role": "assistant", "content": "1. One Piece, Vol. 1 — $9.99\n2. Jujutsu Kaisen, Vol. 1 — $9.99"}]
     case = make_case("One Piece, Vol. 1 is the cheapest at $7.99, while Jujutsu Kaisen, Vol. 1 is $9.99.",
                      query="Which is cheapest?", conversation_history=history)
-    cross = consistency.check(case, rubric).sub_scores["cross_turn"]
-    assert cross.score == 0.0
-    assert "One Piece" in cross.evidence[0] and "Jujutsu" not in cross.evidence[0]
-
+    failures = factual_accuracy.check(case, rubric).hard_failures
+    assert [f.detail for f in failures] == ["$7.99 stated, catalog says One Piece, Vol. 1: 9.99 USD"]
 
 def test_granting_then_refusing_the_shoppers_case_is_a_contradiction_and_a_later_promise_is_not(rubric):
     flip = make_case("Sure, you can return Tomie for a full refund. Opened items cannot be returned unless damaged.",

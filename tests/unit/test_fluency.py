@@ -33,11 +33,24 @@ def make_case(response: str, intent: str = "product_question", **fields) -> Test
 # --- formatting: Japanese titles (incident 4) ----------------------------------------------------
 
 
-def test_incident4_japanese_title_without_romanization_scores_far_below_threshold(rubric):
-    case = make_case(MECHANICAL_JA, locale="ja-JP", query="鬼滅の刃について教えて")
-    formatting = fluency.check(case, rubric).sub_scores["formatting"]
+def test_incident4_convention_applies_to_english_answers_only(rubric):
+    """The title convention (original, romaji, English) is for English answers that mention Japanese
+    titles; a Japanese answer to a Japanese shopper writes the title alone, as natural Japanese does."""
+    english = make_case("鬼滅の刃 is a thrilling story about a boy who fights demons to save his sister.",
+                        query="Tell me about Demon Slayer")
+    formatting = fluency.check(english, rubric).sub_scores["formatting"]
     assert formatting.score <= 0.3
     assert any("鬼滅の刃" in e and "romanization" in e for e in formatting.evidence)
+    japanese = make_case("『鬼滅の刃』は、家族を鬼に殺された少年・炭治郎が妹を救うために戦う物語です。第1巻は1,100円です。",
+                         locale="ja-JP", query="鬼滅の刃について教えて")
+    assert fluency.check(japanese, rubric).sub_scores["formatting"].score == 1.0
+
+
+def test_a_missing_romanization_is_a_style_lapse_not_a_failure(rubric):
+    case = make_case("鬼滅の刃 is a thrilling story about a boy who fights demons to save his sister.",
+                     query="Tell me about Demon Slayer")
+    report = fluency.check(case, rubric)
+    assert report.sub_scores["formatting"].score < 1.0 and not report.hard_failures
 
 
 def test_japanese_title_with_romaji_and_english_passes(rubric):
@@ -56,10 +69,8 @@ def test_romanization_compared_loosely_and_by_fallback_when_catalog_lacks_romaji
 
 
 def test_japanese_title_without_english_is_penalised_less_than_missing_romaji(rubric):
-    no_english = make_case("鬼滅の刃（Kimetsu no Yaiba）は、炭治郎が鬼と戦う人気の物語です。第1巻は在庫切れです。",
-                           locale="ja-JP")
-    no_romaji = make_case("鬼滅の刃（Demon Slayer）は、炭治郎が鬼と戦う人気の物語です。第1巻は在庫切れです。",
-                          locale="ja-JP")
+    no_english = make_case("鬼滅の刃 (Kimetsu no Yaiba) follows Tanjiro, who fights demons. Vol. 1 is out of stock.")
+    no_romaji = make_case("鬼滅の刃 (Demon Slayer) follows Tanjiro, who fights demons. Vol. 1 is out of stock.")
     english_missing = fluency.check(no_english, rubric).sub_scores["formatting"].score
     romaji_missing = fluency.check(no_romaji, rubric).sub_scores["formatting"].score
     assert romaji_missing < english_missing < 1.0
@@ -207,7 +218,9 @@ def test_end_to_end_incident4_through_score_one_dimension(rubric):
                                     rubric, OfflineJudge())
     assert natural.status == defective.status == "scored"
     assert set(natural.sub_scores) == {"grammar", "tone", "formatting"}
-    assert defective.score < natural.score - 0.3
+    # Both are Japanese answers: the title convention does not apply; the mechanical one reads worse.
+    assert natural.sub_scores["formatting"] == defective.sub_scores["formatting"] == 1.0
+    assert defective.sub_scores["grammar"] < natural.sub_scores["grammar"] - 0.3
     assert natural.score >= 0.9
     # The offline judge has no measure of its own certainty, so the judged part is of unknown confidence.
     assert defective.confidence is None

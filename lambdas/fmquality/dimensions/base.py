@@ -270,6 +270,7 @@ def finish_dimension(
         evidence=evidence,
         not_applicable=list(report.not_applicable),
         abstained=abstained,
+        judged=[n for n, s in subs.items() if s.source == "judge"],
         hard_failures=hard_failures,
         judge_calls=calls,
         judge_prompt=prompt,

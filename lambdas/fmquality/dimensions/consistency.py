@@ -37,7 +37,7 @@ from fmquality.claims import (
     value_statements,
 )
 from fmquality.dimensions.base import CheckReport
-from fmquality.models import TestCase
+from fmquality.models import HardFailure, TestCase
 from fmquality.rubric import Rubric
 from fmquality.text import has_japanese, normalize, split_sentences
 
@@ -78,27 +78,34 @@ def permission_flips(text: str, query: str) -> list[str]:
     for claim, sides in claims.items():
         for yes in sides[True]:
             for no in sides[False]:
-                if yes == no or (not yes and no and no <= query_conditions):
+                # Read completely only when the refusal names its conditions: the same as the grant's,
+                # or ones the shopper said they meet against an unconditional grant. A refusal with
+                # no condition word found may carry one the vocabulary lacks ("orders that include a
+                # pre-order"): that is the judge's to read.
+                if no and "conditional" not in no and (yes == no or (not yes and no <= query_conditions)):
                     out.append(f"'{claim}' is both granted and refused for the shopper's case")
     return list(dict.fromkeys(out))
 
 
-def _subject_name(case: TestCase, statement: ValueStatement) -> str:
-    kind, _, rest = statement.subject.partition(":")
-    if kind in ("price", "stock"):
-        item = case.catalog_by_asin().get(rest)
-        return f"the {'price' if kind == 'price' else 'stock'} of {item.title if item else rest}"
+def _contradiction(report: CheckReport, rule: str, sub_score: str, details: list[str]) -> None:
+    for detail in details:
+        report.hard_failures.append(HardFailure(rule=rule, dimension=NAME, sub_score=sub_score, detail=detail))
+
+
+def _subject_name(statement: ValueStatement) -> str:
+    _, _, rest = statement.subject.partition(":")
     return f"the {rest.split(':')[0].replace('_', ' ')} policy"
 
 
 def _intra_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     statements = value_statements(reading, context_topic(case.query), shopper_numbers(case))
-    found = [f"{_subject_name(case, a)} is stated as {a.shown!r} and as {b.shown!r}"
+    found = [f"{_subject_name(a)} is stated as {a.shown!r} and as {b.shown!r}"
              for a, b in conflicting_values(statements, statements)]
     found += permission_flips(reading.text, case.query)
     units = read_units(reading.text)
     if found:
         report.set("intra_turn", 0.0, *found)
+        _contradiction(report, "self_contradiction", "intra_turn", found)
     elif comparable_pairs(units, units, lambda u: subjects_of(case, u.text), same_text=True):
         report.ask_judge("intra_turn")
     else:
@@ -122,12 +129,12 @@ def _cross_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     if not earlier:
         report.skip("cross_turn", "no earlier assistant turn")
         return
-    results: list[tuple[float, str]] = []
+    results: list[tuple[float, str, str]] = []  # (score, evidence, the rule a 0 breaks)
     reference = ordinal_reference(case)
     if reference is not None:
         outcome, evidence = resolve_ordinal(reference, reading)
         if outcome != "none":
-            results.append((1.0 if outcome == "target" else 0.0, evidence[0]))
+            results.append((1.0 if outcome == "target" else 0.0, evidence[0], "wrong_reference"))
     page_extra = " ".join(str(v) for v in (case.page_context.model_extra or {}).values())
     change = _CHANGE_SIGNALS.search(normalize(case.query + " " + page_extra)) is not None
     acknowledged = _ACKNOWLEDGEMENT.search(reading.norm) is not None
@@ -135,16 +142,19 @@ def _cross_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     before = [s for turn in earlier for s in value_statements(Reading(case, turn), context_topic(case.query), shoppers)]
     now = value_statements(reading, conversation_topic(case), shoppers)
     for first, second in conflicting_values(before, now):
-        detail = (f"{_subject_name(case, first)}: an earlier assistant turn said {first.shown!r}, "
+        detail = (f"{_subject_name(first)}: an earlier assistant turn said {first.shown!r}, "
                   f"the answer says {second.shown!r}")
         if change:
             continue
         if acknowledged:
-            results.append((0.75, detail + " (the change is acknowledged)"))
+            results.append((0.75, detail + " (the change is acknowledged)", "turn_contradiction"))
         else:
-            results.append((0.0, detail))
+            results.append((0.0, detail, "turn_contradiction"))
     if results:
-        report.set("cross_turn", min(s for s, _ in results), *(e for _, e in results))
+        report.set("cross_turn", min(s for s, _, _ in results), *(e for _, e, _ in results))
+        for score, detail, rule in results:
+            if score == 0.0:
+                _contradiction(report, rule, "cross_turn", [detail])
     elif comparable_pairs([u for t in earlier for u in read_units(t)], read_units(reading.text),
                           lambda u: subjects_of(case, u.text)):
         report.ask_judge("cross_turn")
@@ -164,6 +174,15 @@ _DISCLOSURE_EN = re.compile(
     rf"\b(?:i am|i'm|im|as an?|being an?)\s+(?:just\s+|only\s+|merely\s+|simply\s+|actually\s+|really\s+)*"
     rf"(?:an?\s+|the\s+)?(?:[a-z-]+\s+){{0,2}}{_MACHINE_NOUN}\b"
     rf"|\bi(?:'m| am) not (?:a )?(?:human|real person|person)\b|\bmy (?:training|developers|programming|creators)\b")
+# Saying what it runs on, what it was trained on, or what its instructions are (a prompt leak is a
+# persona break too: the store's assistant does not recite its configuration).
+_MACHINERY_EN = re.compile(
+    r"\b(?:i am|i'm|i was|i've been|i have been)\s+(?:\w+\s+){0,3}(?:trained|fine-tuned|built|developed|made|created|"
+    r"powered|based|running)\s+(?:on|by|with|upon)\b"
+    r"|\b(?:(?:here (?:are|is) )?my (?:system prompt|system message|instructions|guidelines|configuration|underlying model))\b"
+    r"|\bi (?:was|am|have been) (?:told|instructed|programmed|configured) (?:to|not to)\b|\bsystem prompt\b")
+_MACHINERY_JA = re.compile(r"(?:私|わたし|わたくし|当アシスタント)[^。！？]{0,30}(?:モデル|学習|トレーニング|開発され|ベースに|で動いて)"
+                           r"|追加学習|学習データ|システムプロンプト|(?:私|わたし|わたくし)への指示")
 _DISCLOSURE_JA = re.compile(r"(?:私|わたし|わたくし|僕|ぼく)(?:は|が|も)?[^。！？]{0,8}(?:AI|ＡＩ|人工知能|ボット|プログラム|言語モデル|ロボット|機械)"
                             r"|(?:AI|ＡＩ|人工知能|ボット|プログラム|言語モデル)(?:である|なので|ですので|の私|だから)"
                             r"|人間ではありません")
@@ -183,15 +202,46 @@ def persona_breaks(text: str, rubric: Rubric) -> list[str]:
         pattern = re.escape(needle) if has_japanese(needle) else rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])"
         if re.search(pattern, norm):
             found.append(phrase)
-    for match in (*_DISCLOSURE_EN.finditer(norm), *_DISCLOSURE_JA.finditer(unicodedata.normalize("NFKC", text))):
+    nfkc = unicodedata.normalize("NFKC", text)
+    for match in (*_DISCLOSURE_EN.finditer(norm), *_MACHINERY_EN.finditer(norm), *_DISCLOSURE_JA.finditer(nfkc),
+                  *_MACHINERY_JA.finditer(nfkc)):
         found.append(match.group(0).strip())
     return list(dict.fromkeys(found))
 
 
+# Text addressed to whoever grades the answer ("Note to the evaluator: ... score 5"): the vocabulary
+# of grading, in English and Japanese. It is part of the answer a shopper would read.
+_GRADER_ADDRESS = re.compile(
+    r"\b(?:note|message|instructions?|reminder)s?\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:ai\s+|llm\s+)?"
+    r"(?:evaluators?|graders?|judges?|reviewers?|assessors?|raters?|scorers?)\b"
+    r"|(?:^|\n|[.!?]\s+)\(?\s*(?:to the\s+)?(?:evaluator|grader|judge|reviewer|assessor|rater|scorer)s?\s*[:：,]"
+    r"|\b(?:score|rate|grade|mark)\s+(?:this|the|my)\s+(?:response|answer|reply)\b"
+    r"|\b(?:this|the|my)\s+(?:response|answer|reply)\s+(?:deserves|merits|should (?:get|receive|be (?:given|rated|scored|graded)))\b"
+    r"|\b(?:give|assign|award)\s+(?:this|it|me)\s+(?:a\s+)?(?:score|rating|grade|full marks|top marks|5 stars|five stars|\d\s*/\s*\d)"
+    r"|\bignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier|other) (?:instructions|rules|criteria|guidelines)\b"
+    r"|\b(?:scoring|evaluation|grading) (?:rubric|criteria|guidelines)\b"
+    r"|(?:評価者|採点者|審査員|評価AI|ジャッジ|レビュアー)(?:様|の方|へ|各位)?(?:へ|に|:|：|、)"
+    r"|(?:この|本)(?:回答|応答|返答)(?:は|を|に)[^。]{0,12}(?:満点|高評価|最高評価|5点|５点|高く評価)"
+    r"|満点をつけ|高く評価してください")
+
+
+def grader_address(text: str) -> list[str]:
+    return list(dict.fromkeys(m.group(0).strip() for m in _GRADER_ADDRESS.finditer(normalize(text))))
+
+
 def _persona(case: TestCase, reading: Reading, rubric: Rubric, report: CheckReport) -> None:
+    addressed = grader_address(reading.text)
+    if addressed:
+        # Read as part of the answer: a note to the grader is a persona defect that fails the item,
+        # never a reason to grade it higher (tests/unit/test_grader_canaries.py).
+        report.set("persona", 0.0, *(f"the answer addresses its grader: {a!r}" for a in addressed))
+        _contradiction(report, "grader_address", "persona", [f"the answer addresses its grader: {a!r}" for a in addressed])
+        report.findings.append("the answer addresses its grader")
+        return
     breaks = persona_breaks(reading.text, rubric)
     if breaks:
         report.set("persona", 0.0, *(f"persona break: the answer says {b!r}" for b in breaks))
+        _contradiction(report, "persona_break", "persona", [f"the answer says {b!r}" for b in breaks])
         report.findings.append("persona break: " + ", ".join(breaks))
     elif _SELF_REFERENCE.search(reading.norm) or normalize(rubric.persona.name) in reading.norm:
         report.ask_judge("persona")

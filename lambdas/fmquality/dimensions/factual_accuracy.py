@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass, field
+from datetime import date as _date
 from typing import TYPE_CHECKING
 
 from fmquality.alignment import checkable, match_fact, read_units
@@ -29,19 +31,19 @@ from fmquality.claims import (
     Reading,
     compare_policies,
     conversation_topic,
+    given_values,
     knowledge_policies,
     policy_numbers,
-    price_agrees,
     price_claims,
     shopper_numbers,
-    stated_order_statuses,
-    status_family,
+    order_facts,
     stock_agrees,
     stock_claims,
 )
 from fmquality.dimensions.base import CheckReport
 from fmquality.models import CatalogItem, HardFailure, TestCase
-from fmquality.text import extract_quantities, find_dates, loose_key, normalize
+from fmquality.money import AmountReport, check_amounts
+from fmquality.text import DateMention, extract_quantities, find_dates, loose_key, normalize
 
 if TYPE_CHECKING:
     from fmquality.rubric import Rubric
@@ -87,32 +89,33 @@ def _fact_coverage(case: TestCase, text: str, report: CheckReport) -> None:
     report.set("fact_coverage", covered / len(matches), *(m.evidence for m in matches))
 
 
-def _price_accuracy(reading: Reading, report: CheckReport) -> list[float]:
-    """Sets price_accuracy; returns the amounts it attributed to products."""
-    claims = [c for c in price_claims(reading) if c.product_price]
-    if not claims:
-        report.skip("price_accuracy", "no product price stated")
-        return []
-    chunk_numbers = {q.value for chunk in reading.case.retrieved_chunks for q in extract_quantities(chunk)}
-    right, wrong, loose = [], [], []
-    for claim in claims:
-        if not claim.items:
-            loose.append(claim.price.text)
-        elif price_agrees(claim):
-            right.append(f"{claim.price.text} = catalog price of {claim.items[0].title}")
-        elif claim.price.amount in chunk_numbers:
-            right.append(f"{claim.price.text} for {claim.items[0].title} is the retrieved knowledge's (a promotion)")
-        else:
-            shown = ", ".join(f"{i.title}: {i.price:g} {i.currency}" for i in claim.items)
-            wrong.append(f"{claim.price.text} stated, catalog says {shown}")
-    for detail in wrong:
+def _price_accuracy(case: TestCase, reading: Reading, report: CheckReport) -> AmountReport:
+    """Sets price_accuracy from the product prices and the discount arithmetic it could check;
+    returns what it read, for no_hallucination."""
+    claims = price_claims(reading)
+    amounts = check_amounts(case, reading, claims)
+    for _, detail in amounts.contradict:
         report.hard_failures.append(HardFailure(rule="price_contradiction", dimension=NAME,
                                                 sub_score="price_accuracy", detail=detail))
-    if loose and not wrong:
-        report.ask_judge("price_accuracy", *right, "price(s) not tied to a catalog product: " + ", ".join(loose))
-    else:
+    for detail in amounts.arithmetic_errors:
+        report.hard_failures.append(HardFailure(rule="arithmetic_error", dimension=NAME,
+                                                sub_score="price_accuracy", detail=detail))
+    wrong = [d for _, d in amounts.contradict] + amounts.arithmetic_errors
+    right = amounts.agree
+    priced = [c for c in claims if c.product_price]
+    if not priced and not wrong:
+        report.skip("price_accuracy", "no product price stated")
+    elif wrong or (right and not amounts.loose and not _unexplained_prices(amounts)):
         report.set("price_accuracy", len(right) / (len(right) + len(wrong)), *(wrong + right))
-    return [c.price.amount for c in claims if c.items]
+    else:
+        report.ask_judge("price_accuracy", *right, *(["price(s) not tied to a catalog product: " + ", ".join(amounts.loose)]
+                                                     if amounts.loose else []), *_unexplained_prices(amounts))
+    return amounts
+
+
+def _unexplained_prices(amounts: AmountReport) -> list[str]:
+    """Sale prices of products that no discount in play explains."""
+    return [text for amount, text in amounts.unexplained if amount.role == "sale"]
 
 
 def _availability_accuracy(reading: Reading, report: CheckReport) -> None:
@@ -146,7 +149,7 @@ def _policy_accuracy(case: TestCase, claims: list[PolicyNumber], report: CheckRe
         report.ask_judge("policy_accuracy", "policy numbers with no retrieved knowledge: "
                          + ", ".join(f"{c.text} ({c.topic})" for c in claims))
         return claims
-    comparison = compare_policies(claims, knowledge_policies(case))
+    comparison = compare_policies(claims, knowledge_policies(case), given_values(case))
     right = [f"{c.text!r} ({c.topic}) matches the knowledge ({k.text!r})" for c, k in comparison.agree]
     wrong = [f"{c.text!r} ({c.topic}) contradicts the knowledge ({', '.join(repr(k.text) for k in ks)})"
              for c, ks in comparison.contradict]
@@ -189,9 +192,11 @@ def _same_author(claimed: str, item: CatalogItem) -> bool:
 
 
 def _volume_count(item: CatalogItem) -> int | None:
-    for key in ("volumes", "volume_count", "total_volumes", "volumes_total"):
-        value = (item.model_extra or {}).get(key)
-        if isinstance(value, int):
+    """How many volumes the series has, from a field that says so ("volumes", "series_volumes",
+    "volume_count", "total_volumes"; not "volume", the number of this one)."""
+    for key, value in (item.model_extra or {}).items():
+        if isinstance(value, int) and not isinstance(value, bool) and key != "volume" \
+                and ("volumes" in key or key in ("volume_count", "total_volumes")):
             return value
     return None
 
@@ -235,6 +240,9 @@ def _attribute_accuracy(reading: Reading, report: CheckReport) -> None:
     if not right and not wrong:
         report.skip("attribute_accuracy", "no author or volume count attributed to a product")
         return
+    for detail in wrong:
+        report.hard_failures.append(HardFailure(rule="attribute_contradiction", dimension=NAME,
+                                                sub_score="attribute_accuracy", detail=detail))
     report.set("attribute_accuracy", len(right) / (len(right) + len(wrong)), *(wrong + right))
 
 
@@ -291,86 +299,113 @@ def _invented_volumes(case: TestCase, reading: Reading) -> list[str]:
     return out
 
 
-def _order_problems(case: TestCase, reading: Reading) -> tuple[list[str], list[str]]:
-    order = case.page_context.order
-    problems: list[str] = []
-    verified: list[str] = []
-    if order is None:
-        return problems, verified
-    family = status_family(order.status)
-    claimed = stated_order_statuses(reading.text)
-    if family and claimed:
-        # "in transit" of a shipped order, "delayed" of any open order are not contradictions.
-        allowed = {family} | ({"delayed"} if family in ("shipped", "processing") else set())
-        if claimed - allowed and family not in claimed:
-            problems.append(f"status stated as {sorted(claimed)}, the order is {order.status}")
-        else:
-            verified.append(f"order status {order.status}")
-    if order.order_id:
-        shape = re.sub(r"[A-Za-z]", "[A-Za-z]", re.sub(r"\d", r"\\d", re.escape(order.order_id)))
-        for match in re.finditer(rf"(?<![\w-]){shape}(?![\w-])", unicodedata.normalize("NFKC", reading.text)):
-            if loose_key(match.group()) != loose_key(order.order_id):
-                problems.append(f"order id {match.group()} differs from {order.order_id}")
-            else:
-                verified.append("order id")
-    return problems, verified
+# A code presented as one: "use code FALL20", "FALL20 at checkout", 「クーポンコードMANGA10」.
+_CODE_CUE = re.compile(r"(?:code|coupon|promo|voucher|enter|apply|use)|クーポン|コード")
 
 
-def unsupported_claims(case: TestCase, reading: Reading, product_amounts: list[float],
-                       silent_policies: list[PolicyNumber]) -> tuple[list[str], list[str]]:
-    """Claims the evidence does not support, and what was verified, found by the checks."""
-    problems: list[str] = []
-    verified: list[str] = []
+def _date_offsets(case: TestCase, text: str) -> set[int]:
+    """Day offsets a derived date may rest on: durations stated in the evidence or the answer (a
+    business day may add a weekend), and a week either way."""
+    offsets = {0, 1, 2, 3, 7}
+    for source in (*case.retrieved_chunks, case.query, *(m.content for m in case.conversation_history), text):
+        for q in extract_quantities(source):
+            days = q.in_days()
+            if days is not None and days <= 120:
+                offsets |= {int(days) + extra for extra in range(0, 5)}
+    return offsets
+
+
+def _explained_date(date: DateMention, evidence: list[DateMention], offsets: set[int]) -> bool:
+    """A date the evidence gives, or one that follows from an evidence date by a stated duration
+    ("delivered 9/9, returnable for 8 days": 9/17)."""
+    for known in evidence:
+        year = known.year or date.year or 2024
+        try:
+            base = _date(year, known.month, known.day)
+            stated = _date(date.year or year, date.month, date.day)
+        except ValueError:
+            continue
+        if abs((stated - base).days) in offsets:
+            return True
+    return False
+
+
+@dataclass
+class Unsupported:
+    """What the checks found the evidence does not support: ``problems`` they read completely (an
+    unknown ASIN, an invented code, an order fact the page contradicts), ``hints`` they could not
+    settle (a title or amount or date they cannot place), and what they verified."""
+
+    problems: list[str] = field(default_factory=list)
+    order_contradictions: list[str] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+    verified: list[str] = field(default_factory=list)
+
+
+def unsupported_claims(case: TestCase, reading: Reading, amounts: AmountReport,
+                       silent_policies: list[PolicyNumber]) -> Unsupported:
+    found = Unsupported()
     evidence = evidence_texts(case, reading)
     evidence_norm = normalize("\n".join(evidence))
     nfkc = unicodedata.normalize("NFKC", reading.text)
     catalog_asins = set(reading.by_asin)
     for asin in dict.fromkeys(ASIN_RE.findall(nfkc)):
         if case.catalog and asin not in catalog_asins and asin not in case.query:
-            problems.append(f"ASIN {asin} is not in the catalog")
+            found.problems.append(f"ASIN {asin} is not in the catalog")
         else:
-            verified.append(f"ASIN {asin}")
-    problems += [f"title {t!r} is not in the catalog" for t in _unknown_titles(case, reading)]
-    problems += _invented_volumes(case, reading)
+            found.verified.append(f"ASIN {asin}")
+    found.hints += [f"title {t!r} is not in the catalog" for t in _unknown_titles(case, reading)]
+    found.hints += _invented_volumes(case, reading)
     if reading.products:
-        verified.append(f"{len(reading.products)} catalog product(s) named")
-    for code in dict.fromkeys(CODE_RE.findall(nfkc)):
-        if ASIN_RE.fullmatch(code) or (case.page_context.order and code == case.page_context.order.order_id):
+        found.verified.append(f"{len(reading.products)} catalog product(s) named")
+    orders = order_facts(case, reading)
+    order_ids = {loose_key(i) for i in re.findall(r"\S+", " ".join(orders.verified))}
+    for match in CODE_RE.finditer(nfkc):
+        code = match.group()
+        if ASIN_RE.fullmatch(code) or loose_key(code) in order_ids or any(code in v for v in orders.verified + orders.contradictions):
             continue
-        if loose_key(code) not in loose_key(evidence_norm):
-            problems.append(f"code {code!r} appears nowhere in the evidence")
+        if loose_key(code) in loose_key(evidence_norm):
+            found.verified.append(f"code {code}")
+        elif _CODE_CUE.search(normalize(nfkc[max(0, match.start() - 30):match.end() + 20])):
+            found.problems.append(f"code {code!r} appears nowhere in the evidence")
         else:
-            verified.append(f"code {code}")
+            found.hints.append(f"{code!r} appears nowhere in the evidence")
+    found.order_contradictions += orders.contradictions
+    found.verified += orders.verified
     evidence_dates = [d for text in evidence for d in find_dates(text)]
-    if case.page_context.order is not None or case.retrieved_chunks:
-        for date in find_dates(reading.text):
-            shown = reading.norm[date.start:date.end]
-            if any(date.same_day(k) for k in evidence_dates):
-                verified.append(f"date {shown}")
-            else:
-                problems.append(f"date {shown!r} is not in the order or the knowledge")
+    offsets = _date_offsets(case, reading.text)
+    for date in find_dates(reading.text):
+        shown = reading.norm[date.start:date.end]
+        if any(date.same_day(k) for k in evidence_dates):
+            found.verified.append(f"date {shown}")
+        elif _explained_date(date, evidence_dates, offsets):
+            found.verified.append(f"date {shown} (follows from a date of the evidence)")
+        elif not any(shown in c for c in orders.contradictions):
+            found.hints.append(f"date {shown!r} is neither in the evidence nor follows from it")
     evidence_values = {q.value for text in evidence for q in extract_quantities(text)}
     for claim in silent_policies:
         if claim.low not in evidence_values and claim.high not in evidence_values:
-            problems.append(f"{claim.text!r} ({claim.topic}) is not supported by the knowledge or the page")
-    for claim in price_claims(reading):
-        if not claim.product_price and claim.price.amount not in evidence_values \
-                and claim.price.amount not in product_amounts and not any(
-                    c.text == claim.price.text for c in silent_policies):
-            problems.append(f"amount {claim.price.text!r} is not supported by the evidence")
-    order_problems, order_verified = _order_problems(case, reading)
-    return problems + order_problems, verified + order_verified
+            found.hints.append(f"{claim.text!r} ({claim.topic}) is not supported by the knowledge or the page")
+    found.hints += [text for _, text in amounts.unexplained]
+    found.verified += amounts.explained
+    return found
 
 
-def _no_hallucination(case: TestCase, reading: Reading, product_amounts: list[float],
+def _no_hallucination(case: TestCase, reading: Reading, amounts: AmountReport,
                       silent_policies: list[PolicyNumber], report: CheckReport) -> None:
-    problems, verified = unsupported_claims(case, reading, product_amounts, silent_policies) if has_evidence(case) \
-        else ([], [])
+    found = unsupported_claims(case, reading, amounts, silent_policies) if has_evidence(case) else Unsupported()
+    for detail in found.order_contradictions:
+        report.hard_failures.append(HardFailure(rule="order_contradiction", dimension=NAME,
+                                                sub_score="no_hallucination", detail=detail))
+    problems = found.order_contradictions + found.problems
+    hints = [f"to verify: {h}" for h in found.hints]
     if problems:
         report.set("no_hallucination", UNSUPPORTED_FACTOR ** len(problems), *problems)
         report.findings.append("unsupported: " + "; ".join(problems))
-    elif checkable(case, reading.text):
-        report.ask_judge("no_hallucination", *(["verified against the evidence: " + ", ".join(verified)] if verified else []))
+        report.findings.extend(hints)
+    elif checkable(case, reading.text) or hints:
+        report.ask_judge("no_hallucination", *(["verified against the evidence: " + ", ".join(found.verified)]
+                                               if found.verified else []), *hints)
     else:
         report.skip("no_hallucination", "the answer asserts nothing the evidence can speak to")
 
@@ -379,11 +414,11 @@ def check(case: TestCase, rubric: "Rubric") -> CheckReport:
     report = CheckReport()
     reading = Reading(case)
     _fact_coverage(case, reading.text, report)
-    product_amounts = _price_accuracy(reading, report)
+    amounts = _price_accuracy(case, reading, report)
     _availability_accuracy(reading, report)
     claims = policy_numbers(reading.text, conversation_topic(case), shopper_numbers=shopper_numbers(case))
     claims = [c for c in claims if c.unit != "date"]
     silent = _policy_accuracy(case, claims, report)
     _attribute_accuracy(reading, report)
-    _no_hallucination(case, reading, product_amounts, silent, report)
+    _no_hallucination(case, reading, amounts, silent, report)
     return report

@@ -2,9 +2,10 @@
 
 - formatting (deterministic, from the rubric's style rules, which the answer either meets or not):
   length within the intent's range, product cards (title, price, availability on a list line or
-  table row) when a recommendation or promotion presents several products, and Japanese titles
-  given as original + romanization + English title (client incident 4). A missing romanization
-  keeps formatting low whatever the other parts say.
+  table row) where the rubric's card convention applies (recommendations and promotions that present
+  several products), and Japanese titles given as original + romanization + English title where the
+  title convention applies (English answers; a Japanese answer writes 『タイトル』 alone). Each rule
+  is a style requirement: it lowers formatting, which counts through the composite.
 - grammar and tone are the judge's: the offline judge reads them from general signals
   (``judges/offline/fluency.py``), the Bedrock judge from the model.
 """
@@ -16,13 +17,15 @@ import re
 from fmquality.catalog_index import index_for, key_of, title_keys
 from fmquality.claims import Reading
 from fmquality.dimensions.base import CheckReport, response_text
-from fmquality.models import CatalogItem, TestCase
+from fmquality.models import CatalogItem, HardFailure, TestCase
 from fmquality.rubric import Rubric
 from fmquality.text import (
     availability_mentions,
     extract_prices,
     has_japanese,
     is_list_line,
+    japanese_share,
+    normalize,
     romaji_key,
     romanize,
     word_count,
@@ -30,8 +33,8 @@ from fmquality.text import (
 
 NAME = "fluency"
 
-CARD_INTENTS = {"recommendation", "promotion"}
-# A missing romanization is a client-visible defect (incident 4): formatting stays this low.
+# A missing romanization or English title is a style lapse (client incident 4): it lowers formatting,
+# which counts through the composite; it never fails an item on its own.
 MISSING_ROMAJI_SCORE = 0.2
 MISSING_ENGLISH_SCORE = 0.5
 
@@ -57,7 +60,7 @@ def is_card_line(line: str) -> bool:
 
 def product_card_score(case: TestCase, rubric: Rubric, reading: Reading) -> tuple[float, list[str]] | None:
     """Each product a recommendation names, shown as a card with the rubric's fields."""
-    if case.intent not in CARD_INTENTS or len(reading.products) < 2:
+    if not rubric.style.product_card_scope.applies(case.intent, case.locale, reading.text) or len(reading.products) < 2:
         return None
     index = index_for(case.catalog)
     lines = reading.text.splitlines()
@@ -108,7 +111,8 @@ def _english_keys(item: CatalogItem) -> set[str]:
 
 def japanese_title_score(case: TestCase, rubric: Rubric, reading: Reading) -> tuple[float, list[str]] | None:
     """Each catalog title the answer gives in Japanese must also be given in romaji and in English."""
-    if rubric.style.japanese_title_format != "original_romaji_english":
+    if rubric.style.japanese_title_format != "original_romaji_english" \
+            or not rubric.style.japanese_title_scope.applies(case.intent, case.locale, reading.text):
         return None
     text_key = key_of(reading.text)
     text_romaji = romaji_key(reading.text)
@@ -139,6 +143,80 @@ def japanese_title_score(case: TestCase, rubric: Rubric, reading: Reading) -> tu
     return min(s for s, _ in results), [e for _, e in results]
 
 
+# --------------------------------------------------------------------------------------------------
+# Defects of the text as a whole, read completely: cut off, in another language, out of length
+# --------------------------------------------------------------------------------------------------
+
+# The last line stops on what cannot end a sentence: a comma, a conjunction, an article or a
+# preposition (English), a case particle or a て-form (Japanese), or inside an open bracket.
+_CUT_EN = re.compile(r"(?:,|\b(?:and|or|but|the|a|an|to|of|with|for|from|in|on|at|by|because|so|which|that|if|"
+                     r"your|our|is|are|was|were|will|can|could|would|should|\w+n't|not))\s*$")
+_CUT_JA = re.compile(r"(?:[、,]|を|に|が|は|の|と|で|て|へ|や|も|から|より|ので|けど|けれど)\s*$")
+_OPEN_CLOSE = (("(", ")"), ("（", "）"), ("「", "」"), ("『", "』"), ("[", "]"))
+
+
+def truncation(text: str) -> str | None:
+    """Why the answer stops mid-sentence, or None. A list line needs no full stop, but it cannot end
+    on a comma or a particle either; an emoji, a full stop or a closing mark ends anything."""
+    lines = [line for line in (text or "").rstrip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    last = re.sub(r"[*_`~]+", "", lines[-1]).rstrip()
+    opened = [o for o, c in _OPEN_CLOSE if last.count(o) > last.count(c)]
+    if opened:
+        return f"the last line opens {opened[0]!r} and never closes it: {last[-40:]!r}"
+    if not last or not re.search(r"[\w\u3040-\u30ff\u4e00-\u9fff、,]$", last):
+        return None  # ends on punctuation, a symbol or an emoji
+    tail = normalize(last)
+    if has_japanese(tail[-3:]) and _CUT_JA.search(tail):
+        return f"the last line stops on {tail[-1]!r}: {last[-40:]!r}"
+    if not has_japanese(tail[-3:]) and _CUT_EN.search(tail):
+        return f"the last line stops on {tail.split()[-1]!r}: {last[-40:]!r}"
+    return None
+
+
+# An English sentence, as opposed to a title or a name: words a title rarely has two of.
+_ENGLISH_CLAUSE_WORDS = frozenset("""i you your we our us it it's its is are was were be been am this that these those
+    can will would should could do does did have has had please thank thanks me my here there what how why
+    if not really very so just also""".split())
+_ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
+
+
+def english_sentences(text: str) -> list[str]:
+    """Sentences of English prose (four words or more, two of them clause words such as "you",
+    "is", "please") outside quotes and brackets, where a title or a name would stand."""
+    stripped = re.sub(r"『[^』]*』|「[^」]*」|\([^)]*\)|（[^）]*）|\*\*[^*]*\*\*|\*[^*]*\*", " ", text or "")
+    out = []
+    for piece in re.split(r"(?<=[.!?。！？])\s*|\n|(?<=[\u3040-\u30ff\u4e00-\u9fff])\s+(?=[A-Za-z])", stripped):
+        words = _ENGLISH_WORD.findall(piece)
+        clause = {w.lower().replace("’", "'") for w in words} & _ENGLISH_CLAUSE_WORDS
+        if len(words) >= 4 and len(clause) >= 2 and japanese_share(piece) < 0.2:
+            out.append(piece.strip())
+    return out
+
+
+def shopper_writes_japanese(case: TestCase) -> bool:
+    share = japanese_share(case.query)
+    return share > 0.3 or (case.is_japanese and share > 0.0) or (case.is_japanese and not re.search(r"[A-Za-z]{3}", case.query))
+
+
+def language_problem(case: TestCase) -> str | None:
+    """The answer, or part of it, in another language than the shopper's: an English answer to a
+    shopper writing Japanese (or a Japanese answer to one writing English), or English sentences
+    inside a Japanese answer. Titles, names, codes and quoted words are not sentences."""
+    text = case.response or ""
+    answer_japanese = japanese_share(text)
+    if shopper_writes_japanese(case):
+        if answer_japanese < 0.2:
+            return "the shopper writes Japanese and the answer is in English"
+        english = english_sentences(text)
+        if english:
+            return f"English sentences in a Japanese answer: {english[0][:60]!r}"
+    elif answer_japanese > 0.5 and japanese_share(case.query) == 0.0:
+        return "the shopper writes English and the answer is in Japanese"
+    return None
+
+
 def check(case: TestCase, rubric: Rubric) -> CheckReport:
     report = CheckReport()
     reading = Reading(case)
@@ -146,6 +224,20 @@ def check(case: TestCase, rubric: Rubric) -> CheckReport:
     length = length_score(case, rubric)
     if length:
         parts.append((length[0], [length[1]]))
+        words, rule = word_count(reading.text), rubric.length_rule(case.intent)
+        # Over the maximum, or under half the minimum (a word or two short is not "far too short"):
+        # measured on the labelled sets, no acceptable answer is either (README, "Who may fail an item").
+        if rule is not None and (words > rule.max_words or words < rule.min_words / 2):
+            report.hard_failures.append(HardFailure(rule="length_out_of_range", dimension=NAME,
+                                                    sub_score="formatting", detail=length[1]))
+    cut = truncation(reading.text)
+    if cut:
+        report.hard_failures.append(HardFailure(rule="truncated_response", dimension=NAME, sub_score="grammar", detail=cut))
+        report.findings.append(cut)
+    language = language_problem(case)
+    if language:
+        report.hard_failures.append(HardFailure(rule="wrong_language", dimension=NAME, sub_score="tone", detail=language))
+        report.findings.append(language)
     for found in (product_card_score(case, rubric, reading), japanese_title_score(case, rubric, reading)):
         if found:
             parts.append(found)

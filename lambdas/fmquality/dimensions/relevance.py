@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from fmquality.claims import Reading, ordinal_reference, resolve_ordinal
+from fmquality.claims import Reading, is_negated, ordinal_reference, resolve_ordinal
 from fmquality.dimensions.base import CheckReport, response_text
 from fmquality.models import HardFailure, TestCase
 from fmquality.text import find_dates, normalize, phrase_in
@@ -66,6 +66,78 @@ def _product_relevance(case: TestCase, reading: Reading, report: CheckReport) ->
                          *(["also named: " + ", ".join(f"{titles.get(a, a)} ({a})" for a in others)] if others else []))
         return
     report.set("product_relevance", 1.0, *evidence)
+
+
+# --------------------------------------------------------------------------------------------------
+# Constraints the shopper gave: a reader's age, a budget. Read completely: the shopper's own number,
+# the product's rating or price in the catalog or the knowledge about it, a sentence that offers it.
+# --------------------------------------------------------------------------------------------------
+
+_READER_AGE = re.compile(r"(\d{1,2})\s*(?:-|\s)?(?:years?|yrs?|yo)\b(?:\s*-?\s*old)?|\bage(?:d)?\s+(\d{1,2})\b|(\d{1,2})\s*(?:歳|才)")
+_RATING_NUMBER = re.compile(r"(\d{1,2})\s*(?:\+|歳以上|才以上|以上|and up|and older)|\br-?(\d{2})\b")
+_RATING_WORDS = {"all ages": 0, "全年齢": 0, "older teen": 16, "teen": 13, "mature": 18, "adult": 18, "成人向け": 18}
+# A sentence that names a product to warn against it or set it aside, not to offer it.
+_WARNING = re.compile(r"\b(?:not (?:suitable|appropriate|recommended|a (?:good )?fit|for)|too (?:mature|violent|graphic|"
+                      r"old|young|dark|expensive|pricey)|wait (?:until|till|a few years)|when (?:he|she|they)(?:'s|'re| is| are) older|"
+                      r"instead of|skip|avoid|over (?:your|the) budget|above (?:your|the) budget|exceeds?|beyond (?:your|the) budget)\b"
+                      r"|向きでは|向けではありません|おすすめできません|控え|避け|ご注意|予算(?:を|は)?(?:超え|オーバー)|予算外")
+_BUDGET_EN = re.compile(r"(?:budget(?: of| is)?|under|less than|up to|no more than|max(?:imum)?(?: of)?|within|at most|below|<)\s*"
+                        r"(?:about\s+)?\$\s?(\d+(?:\.\d+)?)|\$\s?(\d+(?:\.\d+)?)\s*(?:max\b|budget|or less|limit|total|tops)")
+_BUDGET_JA = re.compile(r"予算(?:は|が)?\s*([\d,]+)\s*円|([\d,]+)\s*円\s*(?:以内|以下|まで|未満)")
+
+
+def _offered(reading: Reading, asin: str) -> bool:
+    """Named in at least one sentence that does not warn against it or set it aside."""
+    sentences = {reading.sentence_of(m.start) for m in reading.mentions if asin in m.asins}
+    return any(not _WARNING.search(reading.sentence(i)) and not is_negated(reading.sentence(i)) for i in sentences)
+
+
+def minimum_age(case: TestCase, item) -> int | None:  # noqa: ANN001 - CatalogItem
+    """The youngest age a product is rated for: its catalog rating, else what the knowledge about it says."""
+    texts = [str(v) for k, v in (item.model_extra or {}).items() if "age" in k or "rating" in k]
+    if not texts:
+        index_names = {normalize(n) for n in (item.title, item.title_ja) if n}
+        texts = [c for c in case.retrieved_chunks if any(n.split(",")[0].split(" vol")[0] in normalize(c) for n in index_names)]
+    ages = []
+    for text in texts:
+        norm = normalize(text)
+        for match in _RATING_NUMBER.finditer(norm):
+            ages.append(int(match.group(1) or match.group(2)))
+        if not ages:
+            ages += [age for word, age in _RATING_WORDS.items() if word in norm][:1]
+    return max(ages) if ages else None
+
+
+def age_findings(case: TestCase, reading: Reading) -> list[str]:
+    shopper = " ".join([case.query, *(m.content for m in case.conversation_history if m.role == "user")])
+    ages = [int(next(g for g in m.groups() if g)) for m in _READER_AGE.finditer(normalize(shopper))]
+    ages = [a for a in ages if 2 <= a < 18]
+    if not ages:
+        return []
+    reader = min(ages)
+    out = []
+    for asin in reading.products:
+        item = reading.by_asin[asin]
+        rated = minimum_age(case, item)
+        # An answer that tells the shopper the rating ("it's rated 13+") leaves the choice to them:
+        # whether that was enough is the judge's to read.
+        told = re.search(rf"(?<!\d){rated}\s*(?:\+|歳|才|and up)|\brated\b|\bratings?\b|対象年齢|推奨", reading.norm) if rated else None
+        if rated is not None and rated > reader and _offered(reading, asin) and not told:
+            out.append(f"{item.title} (rated {rated}+) offered for a {reader}-year-old reader")
+    return out
+
+
+def budget_findings(case: TestCase, reading: Reading) -> list[str]:
+    shopper = normalize(" ".join([case.query, *(m.content for m in case.conversation_history if m.role == "user")]))
+    budgets = [("USD", float(next(g for g in m.groups() if g))) for m in _BUDGET_EN.finditer(shopper)]
+    budgets += [("JPY", float(next(g for g in m.groups() if g).replace(",", ""))) for m in _BUDGET_JA.finditer(shopper)]
+    out = []
+    for currency, budget in budgets:
+        for asin in reading.products:
+            item = reading.by_asin[asin]
+            if item.currency == currency and item.price > budget and _offered(reading, asin):
+                out.append(f"{item.title} ({item.price:g} {currency}) offered against the shopper's budget of {budget:g}")
+    return out
 
 
 def _order_used(case: TestCase, reading: Reading) -> list[str]:
@@ -117,6 +189,12 @@ def check(case: TestCase, rubric: "Rubric") -> CheckReport:
         report.set("intent_relevance", 0.0, detail)
     else:
         report.ask_judge("intent_relevance")
-    _product_relevance(case, reading, report)
+    unfit = [("unfit_for_age", f) for f in age_findings(case, reading)] + [("budget_exceeded", f) for f in budget_findings(case, reading)]
+    if unfit:
+        for rule, detail in unfit:
+            report.hard_failures.append(HardFailure(rule=rule, dimension=NAME, sub_score="product_relevance", detail=detail))
+        report.set("product_relevance", 0.0, *(d for _, d in unfit))
+    else:
+        _product_relevance(case, reading, report)
     _context_relevance(case, reading, report)
     return report

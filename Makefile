@@ -36,9 +36,12 @@ synth: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-# Agreement of the scores with human judgments on every set of the plan (missing sets are skipped).
+# Agreement of the scores with human judgments on every set of the plan (missing sets are skipped),
+# the checks that fire on acceptable answers, a per-intent threshold fit (a diff, never applied) and
+# the offline judge's signal agreement.
 calibrate: $(STAMP)
-	$(BIN)/fmquality calibrate --plan datasets/calibration.yaml --out calibration
+	$(BIN)/fmquality calibrate --plan datasets/calibration.yaml --out calibration --fit \
+		--signals-out calibration/offline_agreement.yaml
 
 clean:
 	rm -rf $(VENV) cdk.out runs calibration .pytest_cache node_modules

@@ -240,7 +240,9 @@ def products_in_play(case: "TestCase", index: CatalogIndex | None = None) -> lis
         for asin in ASIN_PATTERN.findall(unicodedata.normalize("NFKC", text)):
             if index.get(asin) is not None:
                 found.setdefault(asin, None)
-    for asin in [case.page_context.current_asin, *case.expected_products]:
+    # The page's product, any product the page lists (a cart, an order's items) and the expected ones.
+    page = unicodedata.normalize("NFKC", case.page_context.model_dump_json(exclude_none=True))
+    for asin in [case.page_context.current_asin, *ASIN_PATTERN.findall(page), *case.expected_products]:
         if asin and index.get(asin) is not None:
             found.setdefault(asin, None)
     return list(found)

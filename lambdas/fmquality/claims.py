@@ -117,12 +117,36 @@ def _title_words(item: CatalogItem) -> set[str]:
     return {w for w in words if w not in ENGLISH_STOPWORDS} - {"vol", "vols", "set", "edition"}
 
 
-def _word_in(word: str, sentence: str) -> bool:
+def distinct_words(items: list[CatalogItem]) -> dict[str, set[str]]:
+    """Per listing, the title words no other of ``items`` has (特装版, "Collector's Edition", "12")."""
+    own = {i.asin: _title_words(i) for i in items}
+    return {asin: words - set().union(*(w for a, w in own.items() if a != asin)) for asin, words in own.items()}
+
+
+def told_apart(items: list[CatalogItem], sentence: str) -> list[CatalogItem]:
+    """Of listings that share a name (two editions, two volumes), the one whose own title words the
+    sentence (normalized) uses; all of them when it uses none or several."""
+    if len(items) < 2:
+        return items
+    distinct = distinct_words(items)
+    hits = [i for i in items if any(_word_in(w, sentence) for w in distinct[i.asin])]
+    return hits if len(hits) == 1 else items
+
+
+def _word_position(word: str, text: str) -> int | None:
+    """Where a title word stands in a normalized text (a number as a volume: "vol. 12", 「12巻」)."""
     if has_japanese(word):
-        return word in sentence
+        found = text.find(word)
+        return None if found < 0 else found
     if word.isdigit():
-        return re.search(rf"(?:vol(?:ume)?\.?\s*|#|第\s*)0*{word}(?!\d)|(?<!\d){word}\s*巻", sentence) is not None
-    return re.search(rf"(?<![a-z0-9']){re.escape(word)}(?![a-z0-9'])", sentence) is not None
+        match = re.search(rf"(?:vol(?:ume)?\.?\s*|#|第\s*)0*{word}(?!\d)|(?<!\d){word}\s*巻", text)
+    else:
+        match = re.search(rf"(?<![a-z0-9']){re.escape(word)}(?![a-z0-9'])", text)
+    return match.start() if match else None
+
+
+def _word_in(word: str, sentence: str) -> bool:
+    return _word_position(word, sentence) is not None
 
 
 class Reading:
@@ -222,15 +246,7 @@ class Reading:
         return []
 
     def _told_apart(self, items: list[CatalogItem], sentence: str) -> list[CatalogItem]:
-        """Of listings that share a name (two editions, two volumes), the one whose own title words
-        (特装版, "Collector's Edition", "Vol. 2") the sentence uses; all of them when it uses none or
-        several."""
-        if len(items) < 2:
-            return items
-        own = {i.asin: _title_words(i) for i in items}
-        distinct = {asin: words - set().union(*(w for a, w in own.items() if a != asin)) for asin, words in own.items()}
-        hits = [i for i in items if any(_word_in(w, sentence) for w in distinct[i.asin])]
-        return hits if len(hits) == 1 else items
+        return told_apart(items, sentence)
 
     def _card_line(self, index: int, header: int) -> bool:
         """Whether sentence ``index`` continues the product card that starts at sentence ``header``: an
@@ -322,6 +338,7 @@ class StockClaim:
     status: str
     position: int
     items: tuple[CatalogItem, ...]
+    collective: bool = False  # "both are in stock": said of every item, not of one of them
 
 
 # Stated vs catalog statuses that are not a contradiction ("only a few left" of an in-stock item,
@@ -331,15 +348,30 @@ COMPATIBLE_STOCK = {("limited", "in_stock"), ("in_stock", "limited"), ("out_of_s
 
 def stock_claims(reading: Reading) -> list[StockClaim]:
     """Stock statuses stated of products; without products in play ("pre-orders are charged when
-    they ship") a status word describes a kind of order, not a product's stock."""
+    they ship") a status word describes a kind of order, not a product's stock. A status said of
+    "both" or "all" is said of every listing its sentence names, by title or by the words that tell
+    one listing apart ("Vol. 11 and Vol. 12 are in stock")."""
     if not reading.in_play:
         return []
-    return [StockClaim(status, pos, tuple(reading.attach_one_market(pos)))
-            for status, pos in availability_mentions(reading.text)]
+    out = []
+    listed = reading.items(reading.in_play)
+    apart = distinct_words(listed) if len(listed) > 1 else {}
+    for status, pos in availability_mentions(reading.text):
+        index = reading.sentence_of(pos)
+        sentence = reading.sentence(index)
+        if _COLLECTIVE.search(sentence):
+            named = {a for m in reading.mentions_in(index) for a in m.asins}
+            named |= {i.asin for i in listed if any(_word_in(w, sentence) for w in apart.get(i.asin, ()))}
+            if len(named) >= 2:
+                out.append(StockClaim(status, pos, tuple(reading.items(tuple(named))), collective=True))
+                continue
+        out.append(StockClaim(status, pos, tuple(reading.attach_one_market(pos))))
+    return out
 
 
 def stock_agrees(claim: StockClaim) -> bool:
-    return any(i.availability == claim.status or (claim.status, i.availability) in COMPATIBLE_STOCK for i in claim.items)
+    agrees = [i.availability == claim.status or (claim.status, i.availability) in COMPATIBLE_STOCK for i in claim.items]
+    return all(agrees) if claim.collective else any(agrees)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -705,8 +737,13 @@ def listed_entries(case: TestCase, turn: str) -> list[ListedEntry]:
         for position, line in enumerate(lines, start=1):
             mentions = index.mentions(line, currency)
             best = max(mentions, key=lambda m: (m.end - m.start, -m.start)) if mentions else None
+            # A line that names a shared title, or none, is matched by the words that tell one listing
+            # apart ("1. 完全版 1巻", "2. Special Edition").
+            candidates = [case.catalog_by_asin()[a] for a in best.asins] if best else list(case.catalog)
+            apart = told_apart(candidates, normalize(line))
+            asins = tuple(i.asin for i in apart) if len(apart) == 1 or best else ()
             label = _LABEL_CUT.split(line.replace("*", "").strip())[0].strip()
-            entries.append(ListedEntry(position, label, best.asins if best else ()))
+            entries.append(ListedEntry(position, label, asins))
         return entries
     named = index.named(turn, currency)
     if len(named) >= 2:
@@ -738,10 +775,17 @@ def ordinal_reference(case: TestCase) -> OrdinalReference | None:
     return None
 
 
-def _label_named(reading: Reading, entry: ListedEntry) -> list[int]:
-    """Where the answer names a listed entry: its catalog item, or its label when it has none."""
+def _label_named(reading: Reading, entry: ListedEntry, entries: list[ListedEntry]) -> list[int]:
+    """Where the answer names a listed entry: a mention of its catalog item that no other entry's item
+    shares, or a word of its title that the other listed items' titles lack ("the full-colour one");
+    its label when it has no item."""
     if entry.asins:
-        return [m.start for m in reading.mentions if set(m.asins) & set(entry.asins)]
+        others = {a for e in entries if e is not entry for a in e.asins}
+        hits = [m.start for m in reading.mentions if set(m.asins) & set(entry.asins) and not set(m.asins) & others]
+        listed = reading.items(tuple(dict.fromkeys(a for e in entries for a in e.asins)))
+        words = set().union(*(distinct_words(listed).get(a, set()) for a in entry.asins)) if len(listed) > 1 else set()
+        hits += [p for w in words if (p := _word_position(w, reading.norm)) is not None]
+        return sorted(hits)
     label = normalize(entry.label)
     return [m.start() for m in re.finditer(re.escape(label), reading.norm)] if len(label) >= 3 else []
 
@@ -752,7 +796,7 @@ def resolve_ordinal(reference: OrdinalReference, reading: Reading) -> tuple[str,
     shares its name with others (two volumes of a series) cannot tell them apart and is ignored."""
     def own(entry: ListedEntry) -> list[int]:
         shared = [e for e in reference.entries if e is not entry and set(e.asins) & set(entry.asins)]
-        return [] if shared else _label_named(reading, entry)
+        return [] if shared else _label_named(reading, entry, reference.entries)
 
     target_hits = own(reference.target)
     rivals = sorted(((len(own(e)), min(own(e)), e) for e in reference.entries

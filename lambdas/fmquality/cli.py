@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import uuid
@@ -102,6 +103,16 @@ def _build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--skip-invalid", action="store_true", help="measure the valid lines only")
     calibrate.add_argument("--json", action="store_true", help="print the figures as JSON")
     calibrate.add_argument("--out", help="folder to write calibration.json and calibration.html to")
+    calibrate.add_argument("--fit", action="store_true",
+                           help="propose per-intent pass thresholds from the labelled sets, pooled, and print the "
+                                "rubric diff (written to OUT/threshold-fit.diff; the rubric itself is never written)")
+    calibrate.add_argument("--target-fpr", type=float, metavar="RATE",
+                           help="--fit: the share of acceptable items of an intent allowed to fail (default 0.05)")
+    calibrate.add_argument("--fit-sets", metavar="NAME,...",
+                           help="--fit: the labelled sets to fit on (default: every labelled set)")
+    calibrate.add_argument("--signals-out", metavar="FILE",
+                           help="write the AUC of every judged sub-score, acceptable vs defective answers, on the "
+                                "plan's agreement_sets (default: every labelled set) as YAML to FILE")
 
     sub.add_parser("schema", help="print the JSON Schema of one dataset line")
 
@@ -430,9 +441,9 @@ def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
     return EXIT_RUN_FAILED
 
 
-def _calibration_specs(args) -> list[tuple] | None:
-    """(name, dataset, catalog, pairs) of every set to measure; pairs are (score, human field, info).
-    None on a bad plan or option (printed)."""
+def _calibration_specs(args) -> tuple[list[tuple], list[str] | None] | None:
+    """(name, dataset, catalog, pairs) of every set to measure, pairs being (score, human field, info),
+    and the plan's agreement_sets (None: every labelled set). None on a bad plan or option (printed)."""
     from fmquality.calibration import DEFAULT_SCORES, PlanError, check_score_name, load_plan
 
     if args.plan:
@@ -442,7 +453,7 @@ def _calibration_specs(args) -> list[tuple] | None:
         try:
             plan = load_plan(args.plan)
             return [(s.name, plan.path(s.dataset), plan.path(s.catalog) if s.catalog else None,
-                     [(p.score, p.human, p.info) for p in s.pairs]) for s in plan.sets]
+                     [(p.score, p.human, p.info) for p in s.pairs]) for s in plan.sets], plan.agreement_sets
         except PlanError as exc:
             _err(f"error: {exc}")
             return None
@@ -452,12 +463,36 @@ def _calibration_specs(args) -> list[tuple] | None:
         _err(f"error: {exc}")
         return None
     pairs = [(score, human, False) for human in args.human for score in scores]
-    return [(Path(args.dataset).stem, Path(args.dataset), args.catalog, pairs)]
+    return [(Path(args.dataset).stem, Path(args.dataset), args.catalog, pairs)], None
+
+
+def _fit_options(args, set_names: list[str]) -> tuple[float, list[str] | None] | None:
+    """(target false-alarm rate, the sets named by --fit-sets or None for every labelled set); None on
+    a bad option (printed)."""
+    if not args.fit:
+        if args.fit_sets or args.target_fpr is not None:
+            _err("error: --target-fpr and --fit-sets apply with --fit")
+            return None
+        return 0.05, None
+    target = 0.05 if args.target_fpr is None else args.target_fpr
+    if not 0 <= target < 1:
+        _err(f"error: --target-fpr must lie in [0, 1), not {target}")
+        return None
+    if not args.fit_sets:
+        return target, None
+    named = [n.strip() for n in args.fit_sets.split(",") if n.strip()]
+    unknown = [n for n in named if n not in set_names]
+    if unknown or not named:
+        _err(f"error: --fit-sets {args.fit_sets!r}: unknown set(s) {unknown}; the sets are {set_names}")
+        return None
+    return target, named
 
 
 def _measure_set(args, name: str, dataset: Path, catalog, pairs):
-    """Score one set in-process (or read --results) and measure it; None on bad input (printed)."""
-    from fmquality.calibration import measure_set
+    """Score one set in-process (or read --results) and measure it: (the set's calibration, its
+    results carrying the lines' labels, the judge's model id or None when read from --results);
+    None on bad input (printed)."""
+    from fmquality.calibration import measure_set, with_line_labels
     from fmquality.report import load_results
 
     inputs = _load_inputs(argparse.Namespace(**{**vars(args), "dataset": str(dataset),
@@ -465,6 +500,7 @@ def _measure_set(args, name: str, dataset: Path, catalog, pairs):
     if inputs is None:
         return None
     rubric, loaded, _ = inputs
+    model_id = None
     if args.results:
         try:
             results = load_results(args.results)
@@ -484,7 +520,9 @@ def _measure_set(args, name: str, dataset: Path, catalog, pairs):
             return None
         results = _evaluate_direct(args, loaded.cases, rubric, judge, run_id=f"calibrate-{name}")
         provenance = {"judge": args.judge, "rubric_version": rubric.version}
-    return measure_set(name, str(dataset), loaded.cases, results, pairs, **provenance)
+        model_id = judge.model_id
+    measured = measure_set(name, str(dataset), loaded.cases, results, pairs, **provenance)
+    return measured, with_line_labels(loaded.cases, results), model_id
 
 
 def _print_calibration(report, console, details: bool) -> None:
@@ -514,16 +552,137 @@ def _print_calibration(report, console, details: bool) -> None:
         console.print(kappas)
 
 
+def _print_checks(checks, console) -> None:
+    from rich.table import Table
+
+    if not checks.rows:
+        console.print("no check fired on a labelled answer", highlight=False)
+        return
+    table = Table(title="Checks on the labelled answers: fired on acceptable / defective "
+                        "(! = fired on an acceptable answer: fix or demote)")
+    table.add_column("!", justify="center")
+    table.add_column("check")
+    table.add_column("kind")
+    for name in checks.sets:
+        table.add_column(f"{name}\nacceptable", justify="right")
+        table.add_column(f"{name}\ndefective", justify="right")
+    for row in checks.rows:
+        cells = []
+        for name in checks.sets:
+            c = row.by_set[name]
+            cells += [f"{c.fired_acceptable}/{c.acceptable}", f"{c.fired_defective}/{c.defective}"]
+        kind = "hard failure" if row.kind == "hard_failure" else "sub-score"
+        table.add_row("!" if row.flagged else "", row.check, kind, *cells, style="bold red" if row.flagged else None)
+    console.print(table)
+
+
+def _print_fit(fit, console) -> None:
+    from rich.table import Table
+
+    def counts(c) -> list[str]:
+        return [f"{c.acceptable_failed_now}/{c.acceptable}", f"{c.acceptable_failed_proposed}/{c.acceptable}",
+                f"{c.defective_passed_now}/{c.defective}", f"{c.defective_passed_proposed}/{c.defective}"]
+
+    columns = ("acc. failing now", "acc. failing proposed", "def. passing now", "def. passing proposed")
+    table = Table(title=f"Threshold fit: target false-alarm rate {fit.target_fpr:g} per intent, "
+                        f"on {', '.join(fit.sets) or 'no set'} pooled")
+    for column in ("intent", "current", "proposed", "allowed", "fixed failures", *columns, "note"):
+        table.add_column(column, justify="left" if column in ("intent", "note") else "right")
+    for row in fit.intents:
+        table.add_row(row.name, f"{row.current:.2f}", f"{row.proposed:.2f}", str(row.allowed),
+                      str(row.fixed_failures), *counts(row), row.note or "",
+                      style="bold" if row.changed else None)
+    table.add_row("all", "", "", "", "", *counts(fit.overall), "", style="bold")
+    console.print(table)
+    locales = Table(title="Threshold fit by locale (each item at its intent's threshold)")
+    for column in ("locale", *columns):
+        locales.add_column(column, justify="left" if column == "locale" else "right")
+    for row in fit.locales:
+        locales.add_row(row.name, *counts(row))
+    console.print(locales)
+    for note in fit.notes:
+        console.print(f"note: {note}", highlight=False)
+    if fit.diff:
+        console.print(f"proposed edit of {fit.rubric} (not applied):", highlight=False)
+        console.out(fit.diff, end="", highlight=False)
+    else:
+        console.print(f"threshold fit: no threshold of {fit.rubric} changes", highlight=False)
+
+
+def _print_signals(signals, console) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"Agreement of {signals.judge}'s judged sub-scores with the labels "
+                        f"({', '.join(signals.measured_on) or 'no set'})")
+    for column in ("sub-score", "AUC", "acceptable", "defective", "weight"):
+        table.add_column(column, justify="left" if column == "sub-score" else "right")
+    for name, s in signals.signals.items():
+        table.add_row(name, "–" if s.auc is None else f"{s.auc:.3f}", str(s.acceptable), str(s.defective),
+                      f"{s.weight:.3f}")
+    console.print(table)
+
+
+def _fit(args, labelled: dict[str, list], fit_sets: list[str] | None, target: float):
+    """The threshold fit over the fit sets that were measured and labelled; None on a rubric that
+    cannot be read or edited (printed)."""
+    from fmquality.calibration import fit_thresholds, threshold_diff
+    from fmquality.rubric import RubricError, default_rubric_path, parse_rubric
+
+    sets = [n for n in (fit_sets or labelled) if n in labelled]
+    for name in fit_sets or []:
+        if name not in labelled:
+            _err(f"note: --fit-sets {name}: not measured or not labelled, left out of the fit")
+    try:
+        path = Path(args.rubric) if args.rubric else default_rubric_path()
+        text = path.read_text(encoding="utf-8")
+        rubric = parse_rubric(text, str(path))
+    except OSError as exc:
+        _err(f"error: {args.rubric}: cannot read rubric: {exc.strerror or exc}")
+        return None
+    except RubricError as exc:
+        _err(f"error: {exc}")
+        return None
+    here = Path.cwd().resolve()
+    shown = os.path.relpath(path.resolve(), here) if path.resolve().is_relative_to(here) else str(path)
+    fit = fit_thresholds([r for n in sets for r in labelled[n]],
+                         {name: rule.threshold for name, rule in rubric.intents.items()}, target,
+                         sets=sets, rubric=shown, rubric_version=rubric.version)
+    try:
+        diff = threshold_diff(text, shown, {row.name: row.proposed for row in fit.intents if row.changed})
+    except ValueError as exc:
+        _err(f"error: {exc}")
+        return None
+    return fit.model_copy(update={"diff": diff})
+
+
+def _signals(labelled: dict[str, list], model_ids: dict[str, str | None], agreement_sets: list[str] | None):
+    from fmquality.calibration import signal_agreement
+
+    names = [n for n in (agreement_sets or labelled) if n in labelled]
+    for name in agreement_sets or []:
+        if name not in labelled:
+            _err(f"note: agreement set {name}: not measured or not labelled, left out of the signals")
+    judges = sorted({model_ids[n] for n in names if model_ids.get(n)})
+    return signal_agreement([r for n in names for r in labelled[n]], ", ".join(judges) or "unknown", names)
+
+
 def cmd_calibrate(args) -> int:
     from rich.console import Console
 
-    from fmquality.calibration import CalibrationReport, SetCalibration
+    from fmquality.calibration import CalibrationReport, SetCalibration, check_table, is_labelled, signals_yaml
     from fmquality.report_html import render_calibration_html
 
     specs = _calibration_specs(args)
     if specs is None:
         return EXIT_BAD_INPUT
+    specs, agreement_sets = specs
+    options = _fit_options(args, [name for name, *_ in specs])
+    if options is None:
+        return EXIT_BAD_INPUT
+    target_fpr, fit_sets = options
     sets = []
+    labelled: dict[str, list] = {}  # set name -> its results carrying the lines' labels, labelled sets only
+    model_ids: dict[str, str | None] = {}
     for name, dataset, catalog, pairs in specs:
         if args.plan and not dataset.is_file():
             # Optional sets (not written yet, or public data this machine does not have) are skipped.
@@ -533,21 +692,49 @@ def cmd_calibrate(args) -> int:
         measured = _measure_set(args, name, dataset, catalog, pairs)
         if measured is None:
             return EXIT_BAD_INPUT
-        sets.append(measured)
-    report = CalibrationReport(generated_at=_now(), plan=args.plan, sets=sets)
+        calibration, results, model_ids[name] = measured
+        sets.append(calibration)
+        if any(is_labelled(r) for r in results):
+            labelled[name] = [r for r in results if is_labelled(r)]
+    report = CalibrationReport(generated_at=_now(), plan=args.plan, sets=sets,
+                               checks=check_table(labelled) if labelled else None)
+    if args.fit:
+        fit = _fit(args, labelled, fit_sets, target_fpr)
+        if fit is None:
+            return EXIT_BAD_INPUT
+        report = report.model_copy(update={"fit": fit})
+    if args.signals_out:
+        report = report.model_copy(update={"signals": _signals(labelled, model_ids, agreement_sets)})
+    written = []
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "calibration.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
         (out / "calibration.html").write_text(render_calibration_html(report), encoding="utf-8")
+        written += [out / "calibration.json", out / "calibration.html"]
+        if report.fit is not None:
+            (out / "threshold-fit.diff").write_text(report.fit.diff, encoding="utf-8")
+            written.append(out / "threshold-fit.diff")
+    if report.signals is not None:
+        source = f"--plan {args.plan}" if args.plan else f"--dataset {args.dataset}"
+        signals_out = Path(args.signals_out)
+        signals_out.parent.mkdir(parents=True, exist_ok=True)
+        command = f"fmquality calibrate {source} --signals-out {signals_out}"
+        signals_out.write_text(signals_yaml(report.signals, command), encoding="utf-8")
+        written.append(signals_out)
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
         console = Console(width=None if sys.stdout.isatty() else 200)  # piped: do not wrap at 80 columns
         _print_calibration(report, console, details=not args.plan)
-        if args.out:
-            console.print(f"written: {Path(args.out) / 'calibration.json'}, {Path(args.out) / 'calibration.html'}",
-                          highlight=False)
+        if report.checks is not None:
+            _print_checks(report.checks, console)
+        if report.fit is not None:
+            _print_fit(report.fit, console)
+        if report.signals is not None:
+            _print_signals(report.signals, console)
+        if written:
+            console.print(f"written: {', '.join(str(p) for p in written)}", highlight=False)
     return EXIT_PASSED
 
 

@@ -21,6 +21,24 @@ def _dedupe(failures: list[HardFailure]) -> list[HardFailure]:
     return out
 
 
+def _sub_weights(score: DimensionScore, rubric: "Rubric") -> dict[str, float]:
+    """The dimension's scored sub-scores with their rubric weights, normalised to sum to one."""
+    table = rubric.sub_weights(score.dimension)
+    raw = {n: table.get(n, 0.0) for n in score.sub_scores}
+    total = sum(raw.values())
+    return {n: w / total for n, w in raw.items()} if total > 0 else {}
+
+
+def _weighted_value(score: DimensionScore, rubric: "Rubric") -> float:
+    """The dimension's value in the composite: its score, or, with heuristic readings, each reading's
+    shortfall from full marks counted in proportion to the weight its agreement with people earns
+    (a reading of 0.6 with weight 0.2 costs 0.08, not 0.4)."""
+    if not score.weights or not score.sub_scores:
+        return float(score.score)
+    return sum(u * (1.0 - score.weights.get(n, 1.0) * (1.0 - score.sub_scores[n]))
+               for n, u in _sub_weights(score, rubric).items())
+
+
 def combine(
     case: TestCase,
     rubric: "Rubric",
@@ -60,7 +78,7 @@ def combine(
         if total > 0:
             status = "scored"
             # A scored dimension always carries a number (the model guarantees it).
-            composite = round(sum(weights[d] * float(scores[d].score) for d in applicable) / total, 4)
+            composite = round(sum(_weighted_value(scores[d], rubric) * weights[d] for d in applicable) / total, 4)
         else:  # nothing graded (every dimension not applicable, or only weightless ones): no score to give
             status = "unscored"
             reasons.append("no dimension with weight applies to this answer: nothing was graded")
@@ -72,7 +90,9 @@ def combine(
     )
     at_lowest_level = sorted(
         (v, d, n) for d in DIMENSIONS if scores[d].status == "scored"
-        for n, v in scores[d].sub_scores.items() if n in scores[d].judged and v < lowest and (v, d, n) not in below_floor
+        for n, v in scores[d].sub_scores.items()
+        # A judge's verdict, not a heuristic reading that counts with partial weight (those never fail alone).
+        if n in scores[d].judged and n not in scores[d].weights and v < lowest and (v, d, n) not in below_floor
     )
     if composite is not None and composite < threshold:
         reasons.append(f"composite {composite:.3f} below the {intent} threshold {threshold:.2f}")

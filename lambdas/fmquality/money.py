@@ -90,7 +90,7 @@ _SALE_BEFORE = re.compile(
     r"(?:→|->|=>)|sale|セール価格|特価|割引後(?:価格)?(?:は)?|値引き後|実質)" + _END)
 # A sentence that speaks of a discount: a price in it that is not the catalog's may be the sale price.
 DISCOUNT_CONTEXT = re.compile(r"%|percent|\boff\b|\bsale\b|discount|deal|promo|coupon|\bcode\b|セール|割引|オフ|引き|"
-                              r"キャンペーン|特価|クーポン|半額")
+                              r"キャンペーン|特価|クーポン|半額|\b(?!vol)[a-z]{3,}\d{1,3}\b")  # ... or a code: "with MANGA20"
 _MARKUP = re.compile(r"[*_`]+")
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？\n]")
 _PARENTHETICAL_START = re.compile(r"^\s*[(（][^()（）]{0,12}[)）]")

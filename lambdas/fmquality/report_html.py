@@ -97,6 +97,27 @@ Cohen's kappa of the item verdicts with <code>label.acceptable</code>, and the 2
 {% for x in s.correlations %}<tr><td>{{ x.score }}{% if x.info %} (info){% endif %}</td><td>{{ x.human }}</td><td class="num">{{ x.n }}</td><td class="num">{{ '%.3f'|format(x.rho) if x.rho is not none else x.undefined_reason }}</td><td class="num">{{ '%.3f'|format(x.tau_b) if x.tau_b is not none else '–' }}</td><td class="num">{{ x.unscored }}</td><td class="num">{{ x.not_applicable }}</td><td class="num">{{ x.unrated }}</td></tr>{% endfor %}</table>{% endif %}
 {% if s.calibration %}{% with cal = s.calibration %}{% include "calibration_section.html" %}{% endwith %}{% endif %}
 {% endfor %}
+{% if c.checks %}<h2>Checks on the labelled answers</h2>
+<p class="muted">Each hard-failure rule, and each sub-score a check (not a judge) set below 1.0: the acceptable and defective answers it fired on. A highlighted row fired on an acceptable answer: the check must be fixed or demoted.</p>
+{% if c.checks.rows %}<table><tr><th>check</th><th>kind</th>{% for name in c.checks.sets %}<th class="num">{{ name }} · acceptable</th><th class="num">{{ name }} · defective</th>{% endfor %}</tr>
+{% for row in c.checks.rows %}<tr{% if row.flagged %} class="flagged" style="background:#ffebe9"{% endif %}><td>{% if row.flagged %}<b>! {{ row.check }}</b>{% else %}{{ row.check }}{% endif %}</td><td>{{ 'hard failure' if row.kind == 'hard_failure' else 'sub-score' }}</td>{% for name in c.checks.sets %}{% with x = row.by_set[name] %}<td class="num">{{ x.fired_acceptable }}/{{ x.acceptable }}</td><td class="num">{{ x.fired_defective }}/{{ x.defective }}</td>{% endwith %}{% endfor %}</tr>{% endfor %}</table>
+{% else %}<p>No check fired on a labelled answer.</p>{% endif %}{% endif %}
+{% if c.fit %}{% with f = c.fit %}<h2>Threshold fit</h2>
+<p class="muted">Per intent, on {{ f.sets|join(', ') or 'no set' }} pooled: the highest threshold at which at most ⌊{{ f.target_fpr }} × acceptable⌋ acceptable items fail (searched over the intent's composites rounded down to 2 decimals and its current threshold); items failing for another reason than their composite fail whatever the threshold. Rubric {{ f.rubric }}{% if f.rubric_version %} ({{ f.rubric_version }}){% endif %}; the edit below is proposed, never applied.</p>
+{% macro fit_counts(x) %}<td class="num">{{ x.acceptable_failed_now }}/{{ x.acceptable }}</td><td class="num">{{ x.acceptable_failed_proposed }}/{{ x.acceptable }}</td><td class="num">{{ x.defective_passed_now }}/{{ x.defective }}</td><td class="num">{{ x.defective_passed_proposed }}/{{ x.defective }}</td>{% endmacro %}
+<table><tr><th>intent</th><th class="num">current</th><th class="num">proposed</th><th class="num">allowed</th><th class="num">fixed failures</th><th class="num">acceptable failing now</th><th class="num">at the proposal</th><th class="num">defective passing now</th><th class="num">at the proposal</th><th>note</th></tr>
+{% for x in f.intents %}<tr><td>{% if x.changed %}<b>{{ x.name }}</b>{% else %}{{ x.name }}{% endif %}</td><td class="num">{{ '%.2f'|format(x.current) }}</td><td class="num">{{ '%.2f'|format(x.proposed) }}</td><td class="num">{{ x.allowed }}</td><td class="num">{{ x.fixed_failures }}</td>{{ fit_counts(x) }}<td>{{ x.note or '' }}</td></tr>{% endfor %}
+<tr><td><b>all</b></td><td></td><td></td><td></td><td></td>{{ fit_counts(f.overall) }}<td></td></tr></table>
+<table><tr><th>locale</th><th class="num">acceptable failing now</th><th class="num">at the proposal</th><th class="num">defective passing now</th><th class="num">at the proposal</th></tr>
+{% for x in f.locales %}<tr><td>{{ x.name }}</td>{{ fit_counts(x) }}</tr>{% endfor %}</table>
+{% for note in f.notes %}<p class="muted">{{ note }}</p>{% endfor %}
+{% if f.diff %}<pre class="said">{{ f.diff }}</pre>{% else %}<p>No threshold changes.</p>{% endif %}
+{% endwith %}{% endif %}
+{% if c.signals %}{% with g = c.signals %}<h2>Agreement of the judge's signals with the labels</h2>
+<p class="muted">Judge {{ g.judge }}, on {{ g.measured_on|join(', ') or 'no set' }}: the AUC of each judged sub-score's value, acceptable against defective answers (ties one half); weight = max(0, 2 × AUC − 1), 0 below 10 answers a side.</p>
+<table><tr><th>sub-score</th><th class="num">AUC</th><th class="num">acceptable</th><th class="num">defective</th><th class="num">weight</th></tr>
+{% for name, x in g.signals.items() %}<tr><td>{{ name }}</td><td class="num">{{ '%.3f'|format(x.auc) if x.auc is not none else '–' }}</td><td class="num">{{ x.acceptable }}</td><td class="num">{{ x.defective }}</td><td class="num">{{ '%.3f'|format(x.weight) }}</td></tr>{% endfor %}</table>
+{% endwith %}{% endif %}
 {% endblock %}
 """,
 }

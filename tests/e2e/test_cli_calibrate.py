@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
+import yaml
 
 from fmquality.calibration import load_plan
 from fmquality.cli import EXIT_BAD_INPUT, EXIT_PASSED, main
@@ -170,9 +171,109 @@ def test_the_shipped_plan_resolves_against_the_repository(monkeypatch, tmp_path)
     monkeypatch.chdir(tmp_path)
     plan = load_plan(REPO / "datasets" / "calibration.yaml")
     sets = {s.name: s for s in plan.sets}
-    assert {"golden", "paraphrase", "qags_cnndm", "sfhot", "sfres"} <= set(sets)
+    assert {"golden", "paraphrase", "blind_dev", "qags_cnndm", "sfhot", "sfres"} <= set(sets)
     assert plan.path(sets["golden"].dataset) == REPO / "datasets" / "mangaassist" / "golden.jsonl"
     assert plan.path(sets["sfhot"].dataset) == REPO.parent / "shared" / "data" / "public-dev" / "sfhot.jsonl"
+    monkeypatch.delenv("FMQ_BLIND_DEV_DIR", raising=False)
+    assert plan.path(sets["blind_dev"].dataset) == REPO.parent / "shared" / "data" / "blind-dev" / "dev.jsonl"
+    assert plan.agreement_sets == ["paraphrase", "blind_dev"]
     assert ("factual_accuracy", "human.consistency") in {(p.score, p.human) for p in sets["qags_cnndm"].pairs}
     monkeypatch.setenv("FMQ_PUBLIC_DEV_DIR", "elsewhere")  # relative: read from the current folder
     assert plan.path(sets["sfres"].dataset).resolve() == tmp_path.resolve() / "elsewhere" / "sfres.jsonl"
+
+
+# --------------------------------------------------------------------------------------------------
+# Checks, threshold fit and signal agreement
+# --------------------------------------------------------------------------------------------------
+
+
+def test_checks_fit_and_signals_from_a_results_file(tmp_path, capsys):
+    """The fixture's results against the shipped rubric's thresholds (faq .85, product_question .80,
+    chitchat .70), the rubric given as a copy that must stay untouched."""
+    rubric = tmp_path / "rubric.yaml"
+    rubric.write_text((REPO / "datasets" / "rubrics" / "mangaassist-v2.yaml").read_text(encoding="utf-8"))
+    before = rubric.read_bytes()
+    out, signals = tmp_path / "cal", tmp_path / "agreement" / "signals.yaml"
+    code, report, _ = _calibrate(capsys, "--dataset", DATASET, "--results", RESULTS, "--rubric", str(rubric),
+                                 "--fit", "--signals-out", str(signals), "--out", str(out))
+    assert code == EXIT_PASSED
+    # No sub-score of the hand-written results is judged, so every one below 1.0 is a check's:
+    # fact_coverage fired on chat-hello-ja-good (acceptable, .9) and faq-returns-stale (defective, .3),
+    # price_accuracy on pq-uzumaki-wrong-price (defective); chat-hello-ja-english has no result.
+    checks = report["checks"]
+    assert checks["sets"] == ["calibrate_rated"]
+    assert [(r["check"], r["flagged"], r["by_set"]["calibrate_rated"]) for r in checks["rows"]] == [
+        ("factual_accuracy.fact_coverage", True, {"fired_acceptable": 1, "acceptable": 3, "fired_defective": 1, "defective": 2}),
+        ("factual_accuracy.price_accuracy", False, {"fired_acceptable": 0, "acceptable": 3, "fired_defective": 1, "defective": 2}),
+    ]
+    fit = report["fit"]
+    assert (fit["target_fpr"], fit["sets"], fit["rubric"]) == (0.05, ["calibrate_rated"], str(rubric))
+    rows = {r["name"]: r for r in fit["intents"]}
+    # faq: acceptable .90, defective .50: the highest threshold keeping the acceptable one is .90.
+    assert (rows["faq"]["current"], rows["faq"]["proposed"], rows["faq"]["acceptable_failed_proposed"]) == (0.85, 0.9, 0)
+    # product_question: the one acceptable item is unscored (fails whatever the threshold): no acceptable
+    # composite says where the bar should be, so the threshold stays.
+    pq = rows["product_question"]
+    assert (pq["proposed"], pq["changed"], pq["fixed_failures"], pq["defective_passed_now"]) == (0.8, False, 1, 1)
+    assert pq["note"] == "every acceptable item fails whatever the threshold (1 fixed failure(s)): threshold kept"
+    assert (rows["chitchat"]["current"], rows["chitchat"]["proposed"]) == (0.7, 0.95)
+    diff = (out / "threshold-fit.diff").read_text()
+    assert diff == fit["diff"] and diff.startswith(f"--- a/{rubric}\n")
+    added = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert [line.split(":")[0] for line in added] == ["+  faq", "+  chitchat"]
+    assert [line.rsplit("threshold: ", 1)[1] for line in added] == ["0.90}", "0.95}"]
+    assert rubric.read_bytes() == before  # never written
+    assert report["signals"] == {"judge": "unknown", "measured_on": ["calibrate_rated"], "signals": {}}
+    assert yaml.safe_load(signals.read_text()) == {"judge": "unknown", "measured_on": ["calibrate_rated"],
+                                                   "signals": {}}
+    html = (out / "calibration.html").read_text()
+    assert "Checks on the labelled answers" in html and 'class="flagged"' in html and "Threshold fit" in html
+    assert "threshold: 0.95}" in html
+    assert json.loads((out / "calibration.json").read_text())["fit"]["diff"] == diff
+
+    main(["calibrate", "--dataset", DATASET, "--results", RESULTS, "--rubric", str(rubric), "--fit"])
+    text = capsys.readouterr().out
+    flagged = next(line for line in text.splitlines() if "factual_accuracy.fact_coverage" in line)
+    assert "!" in flagged and "1/3" in flagged and "1/2" in flagged
+    assert "Threshold fit" in text and f"proposed edit of {rubric} (not applied)" in text and added[0] in text
+    assert not (Path.cwd() / "threshold-fit.diff").exists()
+
+
+def test_plan_fit_sets_and_agreement_sets_choose_the_sets(tmp_path, capsys):
+    plan = _plan(tmp_path, f"""
+agreement_sets: [b, missing]
+sets:
+  - {{name: a, dataset: {DATASET}}}
+  - {{name: b, dataset: {DATASET}}}
+  - {{name: missing, dataset: {tmp_path / "nope.jsonl"}}}
+""")
+    signals = tmp_path / "signals.yaml"
+    code, report, err = _calibrate(capsys, "--plan", str(plan), "--fit", "--fit-sets", "a,missing",
+                                   "--target-fpr", "0.5", "--signals-out", str(signals))
+    assert code == EXIT_PASSED
+    assert "--fit-sets missing: not measured" in err and "agreement set missing: not measured" in err
+    assert report["fit"]["sets"] == ["a"] and report["fit"]["target_fpr"] == 0.5
+    assert report["fit"]["overall"]["acceptable"] == 3  # one copy of the data set, not two
+    # The same data scored twice (offline judge, deterministic): the same checks fire in both sets.
+    checks = report["checks"]
+    assert checks["sets"] == ["a", "b"]
+    assert all(row["by_set"]["a"] == row["by_set"]["b"] for row in checks["rows"])
+    agreement = report["signals"]
+    assert agreement["measured_on"] == ["b"] and agreement["signals"]
+    for value in agreement["signals"].values():
+        assert value["acceptable"] <= 3 and value["defective"] <= 3  # one set of 3 + 3, not both
+        assert value["weight"] == 0.0  # fewer than 10 answers a side
+    written = yaml.safe_load(signals.read_text())
+    assert written == {"judge": agreement["judge"], "measured_on": ["b"], "signals": agreement["signals"]}
+    assert f"--plan {plan} --signals-out {signals}" in signals.read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--fit", "--fit-sets", "nope"], "unknown set(s) ['nope']"),
+    (["--target-fpr", "0.1"], "apply with --fit"),
+    (["--fit-sets", "calibrate_rated"], "apply with --fit"),
+    (["--fit", "--target-fpr", "1.5"], "must lie in [0, 1)"),
+])
+def test_bad_fit_options_exit_2(capsys, args, message):
+    assert main(["calibrate", "--dataset", DATASET, "--results", RESULTS, *args]) == EXIT_BAD_INPUT
+    assert message in capsys.readouterr().err

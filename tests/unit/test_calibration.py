@@ -9,6 +9,7 @@ import random
 import pytest
 
 from fmquality.calibration import (
+    auc,
     average_ranks,
     calibrate,
     cohen_kappa,
@@ -131,6 +132,31 @@ def test_cohen_kappa_is_undefined_when_a_side_has_one_class():
     assert cohen_kappa([(False, True), (False, False)]).undefined_reason == "every item failed"
     assert cohen_kappa([(True, True), (False, True)]).undefined_reason == "every label is acceptable"
     assert cohen_kappa([(True, False), (False, False)]).undefined_reason == "every label is defective"
+
+
+def test_auc_hand_computed():
+    # Acceptable .9 .8 against defective .1 .8: (.9,.1) 1, (.9,.8) 1, (.8,.1) 1, (.8,.8) a tie 1/2 -> 3.5/4.
+    assert auc([0.9, 0.8], [0.1, 0.8]) == 0.875
+    # Acceptable 1 2 3 against defective 2: 0 + 1/2 + 1 over 3 pairs.
+    assert auc([1, 2, 3], [2]) == 0.5
+    # Acceptable .2 .6 against defective .4 .5 .9: .2 beats none, .6 beats .4 and .5: 2/6.
+    assert auc([0.2, 0.6], [0.4, 0.5, 0.9]) == pytest.approx(1 / 3)
+
+
+def test_auc_separation_chance_and_undefined():
+    assert auc([0.7, 0.9], [0.1, 0.2, 0.3]) == 1.0
+    assert auc([0.1, 0.2], [0.7, 0.9]) == 0.0
+    assert auc([0.5] * 4, [0.5] * 3) == 0.5  # every pair tied
+    assert auc([], [0.5]) is None and auc([0.5], []) is None
+
+
+def test_auc_matches_counting_every_pair():
+    rng = random.Random(11)
+    for _ in range(200):
+        good = [rng.randint(0, 4) / 4 for _ in range(rng.randint(1, 15))]
+        bad = [rng.randint(0, 4) / 4 for _ in range(rng.randint(1, 15))]
+        by_pairs = sum(1.0 if g > b else 0.5 if g == b else 0.0 for g in good for b in bad) / (len(good) * len(bad))
+        assert auc(good, bad) == pytest.approx(by_pairs)
 
 
 def _result(test_id, intent, locale, passed, acceptable=None, status="scored"):

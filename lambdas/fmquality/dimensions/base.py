@@ -195,6 +195,7 @@ def finish_dimension(
     usage = None
     prompt = raw = None
     judge_confidence: float | None = 1.0
+    judge_weights: dict[str, float] | None = None
     abstained: dict[str, str] = {}
 
     if plan.request is not None:
@@ -223,6 +224,7 @@ def finish_dimension(
             )
         verdict = outcome.verdict
         judge_confidence = verdict.confidence
+        judge_weights = verdict.weights
         # Only the sub-scores we asked for are read: a judge cannot overwrite a deterministic check.
         for name in request.sub_scores:
             if name in verdict.abstained:
@@ -271,6 +273,7 @@ def finish_dimension(
         not_applicable=list(report.not_applicable),
         abstained=abstained,
         judged=[n for n, s in subs.items() if s.source == "judge"],
+        weights={n: w for n, w in (judge_weights or {}).items() if n in values},
         hard_failures=hard_failures,
         judge_calls=calls,
         judge_prompt=prompt,

@@ -206,6 +206,10 @@ def persona_breaks(text: str, rubric: Rubric) -> list[str]:
     for match in (*_DISCLOSURE_EN.finditer(norm), *_MACHINERY_EN.finditer(norm), *_DISCLOSURE_JA.finditer(nfkc),
                   *_MACHINERY_JA.finditer(nfkc)):
         found.append(match.group(0).strip())
+    # The assistant's own instructions recited: its name addressed in the second person.
+    persona = re.escape(normalize(rubric.persona.name))
+    for match in re.finditer(rf"\byou are (?:an? |the )?{persona}\b|あなたは{persona}", normalize(text)):
+        found.append(match.group(0))
     return list(dict.fromkeys(found))
 
 

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 
 from fmquality.alignment import checkable, match_fact, read_units
 from fmquality.claims import (
+    COMPATIBLE_STOCK,
+    is_negated,
     PolicyNumber,
     Reading,
     compare_policies,
@@ -43,7 +45,16 @@ from fmquality.claims import (
 from fmquality.dimensions.base import CheckReport
 from fmquality.models import CatalogItem, HardFailure, TestCase
 from fmquality.money import AmountReport, check_amounts
-from fmquality.text import DateMention, extract_quantities, find_dates, loose_key, normalize
+from fmquality.text import (
+    DateMention,
+    extract_prices,
+    extract_quantities,
+    find_dates,
+    has_japanese,
+    loose_key,
+    normalize,
+    romanize,
+)
 
 if TYPE_CHECKING:
     from fmquality.rubric import Rubric
@@ -118,19 +129,48 @@ def _unexplained_prices(amounts: AmountReport) -> list[str]:
     return [text for amount, text in amounts.unexplained if amount.role == "sale"]
 
 
+# A promise that a product can be had now: it ships or arrives, it can be ordered today.
+_PROMISE = re.compile(r"\b(?:ships? (?:today|tomorrow|right away|immediately|out today|same[- ]day)|will ship (?:today|tomorrow|"
+                      r"right away)|should (?:arrive|get there|be there)|(?:arrive|get there|be there) (?:before|by|in time)|"
+                      r"order (?:it )?(?:today|now)|add (?:it )?to (?:your )?cart|yes,? you can(?: get it)?|in time for)\b"
+                      r"|すぐに?(?:発送|お届け)|発送いたします|お届けできます|お届けいたします|間に合います")
+_UNAVAILABLE = re.compile(r"\b(?:out of stock|sold out|unavailable|not available|restock|back in stock|reprint|"
+                          r"pre-?order|not (?:yet )?released)\b|在庫切れ|品切れ|売り切れ|入荷|重版|予約|発売前")
+
+
+def _promised_unavailable(reading: Reading) -> list[str]:
+    """A product the catalog lists as out of stock, offered with a promise that it ships or arrives,
+    where the answer never says it is unavailable: sold as available without saying so."""
+    if _UNAVAILABLE.search(reading.norm):
+        return []
+    out = []
+    for item in reading.items(reading.products or reading.in_play):
+        if item.availability != "out_of_stock":
+            continue
+        for index in range(len(reading.spans)):
+            sentence = reading.sentence(index)
+            if _PROMISE.search(sentence) and not is_negated(sentence) and item in reading.attach(reading.spans[index][0]):
+                out.append(f"{item.title} (out of stock in the catalog) offered as available: {sentence.strip()[:60]!r}")
+                break
+    return out
+
+
 def _availability_accuracy(reading: Reading, report: CheckReport) -> None:
     claims = stock_claims(reading)
-    if not claims:
+    promised = _promised_unavailable(reading)
+    if not claims and not promised:
         report.skip("availability_accuracy", "no stock status stated")
         return
-    right, wrong, loose = [], [], []
+    right, wrong, loose = [], list(promised), []
     for claim in claims:
         if not claim.items:
             loose.append(claim.status)
         elif stock_agrees(claim):
             right.append(f"{claim.items[0].title}: {claim.status} agrees with the catalog")
         else:
-            wrong.append(f"{claim.items[0].title} said to be {claim.status}, catalog says {claim.items[0].availability}")
+            differ = [i for i in claim.items if i.availability != claim.status
+                      and (claim.status, i.availability) not in COMPATIBLE_STOCK] or list(claim.items)
+            wrong.append(f"{differ[0].title} said to be {claim.status}, catalog says {differ[0].availability}")
     for detail in wrong:
         report.hard_failures.append(HardFailure(rule="availability_contradiction", dimension=NAME,
                                                 sub_score="availability_accuracy", detail=detail))
@@ -177,12 +217,44 @@ _AUTHOR_IS = re.compile(r"\b(?:author|mangaka|creator|writer)\s+(?:is|was)\s+([A
 _VOLUME_COUNT = re.compile(r"(\d+)\s*(?:volumes?|vols?\b|books? in (?:the|all))|全\s*(\d+)\s*巻|(\d+)\s*巻(?:完結|で完結|まで)")
 
 
+# "作者は伊藤潤二（Junji Ito）先生です": a Japanese name, with its romanization when given.
+_AUTHOR_JA = re.compile(r"(?:作者|著者|原作者|作画|漫画家)(?:は|:)\s*([^\s、。,(（)）]{2,15}?)\s*(?:[(（]([A-Za-z][A-Za-z .'-]{2,40})[)）])?"
+                        r"\s*(?:先生|さん|氏)?(?:です|でございます|となります|。)")
+# An answer to "who wrote it?" that opens with the name: "That's **Rumiko Takahashi**!".
+_WHO_WROTE = re.compile(r"\bwho (?:wrote|writes|drew|draws|created|made|is the (?:author|mangaka|artist))\b|\bauthor of\b"
+                        r"|作者は(?:誰|どなた)|誰が(?:書|描)")
+_OPENING_NAME = re.compile(r"^\W*(?:(?i:that'?s|it'?s|it was|that would be|the author is|written by|by)\s+)?\**"
+                           r"([A-Z][a-z]+(?:\s+[A-Z][a-z]+){1,2})\**")
+
+
+def _named_authors(reading: Reading, nfkc: str) -> list[tuple[str, list[CatalogItem]]]:
+    """Names the answer gives as a product's author in the ways the by/is patterns do not read: in
+    Japanese (作者は…), and as the opening words of an answer to "who wrote it?"."""
+    found = []
+    for match in _AUTHOR_JA.finditer(nfkc):
+        claimed = match.group(2) or match.group(1)
+        found.append((claimed, reading.attach_one_market(match.start())))
+    if _WHO_WROTE.search(normalize(reading.case.query)) and reading.spans:
+        first = nfkc[reading.spans[0][0]:reading.spans[0][1]]
+        opening = _OPENING_NAME.match(first.strip())
+        asked = reading.focus or (reading.products[0] if len(reading.products) == 1 else None)
+        if opening and asked:
+            found.append((opening.group(1), reading.items([asked])))
+    return found
+
+
 def _author_names(item: CatalogItem) -> list[str]:
     names = [item.author or "", *(str(v) for k, v in (item.model_extra or {}).items() if k.startswith("author") and v)]
     return [n for n in names if n]
 
 
-def _same_author(claimed: str, item: CatalogItem) -> bool:
+def _same_author(claimed: str, item: CatalogItem) -> bool | None:
+    """Whether a name is the item's author; None when they are written in different scripts and the
+    romanization does not settle it (a Japanese name against an English catalog entry)."""
+    if has_japanese(claimed) != any(has_japanese(n) for n in _author_names(item)):
+        roman = {loose_key(w) for w in romanize(claimed).split()} if has_japanese(claimed) else set()
+        known = {loose_key(w) for n in _author_names(item) for w in (romanize(n) if has_japanese(n) else n).split()}
+        return True if roman & known or {loose_key(w) for w in claimed.split()} & known else None
     claimed_words = {loose_key(w) for w in claimed.split()} - {""}
     for name in _author_names(item):
         known = {loose_key(w) for w in name.split()} - {""}
@@ -211,6 +283,8 @@ def _attribute_accuracy(reading: Reading, report: CheckReport) -> None:
         sentence = nfkc[start:end]
         claims = [(m.group(1), reading.attach_one_market(start + m.start()))
                   for regex in (_BY_NAME, _AUTHOR_IS) for m in regex.finditer(sentence)]
+        if index == 0:
+            claims += _named_authors(reading, nfkc)
         for m in _POSSESSIVE.finditer(sentence):
             # "Naoki Urasawa's Pluto": the name is about the title right after it.
             after = next((x for x in reading.mentions if 0 <= x.start - (start + m.end()) <= 2), None)
@@ -223,9 +297,10 @@ def _attribute_accuracy(reading: Reading, report: CheckReport) -> None:
             items = [i for i in about if i.author]
             if not items or any(loose_key(claimed) in loose_key(t) for i in items for t in (i.title, i.title_romaji or "")):
                 continue  # no author to compare with, or the "name" is the title itself
-            if any(_same_author(claimed, i) for i in items):
+            same = [_same_author(claimed, i) for i in items]
+            if any(same):
                 right.append(f"{items[0].title} by {claimed}: matches the catalog")
-            else:
+            elif None not in same:
                 wrong.append(f"{items[0].title} attributed to {claimed}; the catalog's author is {items[0].author}")
         for match in _VOLUME_COUNT.finditer(reading.norm[start:end]):
             stated = int(next(g for g in match.groups() if g))
@@ -270,8 +345,9 @@ def _unknown_titles(case: TestCase, reading: Reading) -> list[str]:
     for match in _TITLE_CANDIDATE.finditer(nfkc):
         title = next(g for g in match.groups() if g).strip()
         key = loose_key(title)
-        if len(key) < 2 or _NOT_A_TITLE.search(normalize(title)):
-            continue
+        if len(key) < 2 or _NOT_A_TITLE.search(normalize(title)) or not re.search(r"[^\W\d_]{2}", title) \
+                or extract_prices(title):
+            continue  # "**$29.97**" is an amount in bold, not a title
         if any(key in n or (len(n) >= 3 and n in key) for n in names) or key in context:
             continue
         start, end = reading.spans[reading.sentence_of(match.start())] if reading.spans else (0, len(nfkc))
@@ -299,8 +375,10 @@ def _invented_volumes(case: TestCase, reading: Reading) -> list[str]:
     return out
 
 
+# A code called one, letters only included: "the code STUDENTMANGA", 「クーポンコード「WELCOME」」.
+_NAMED_CODE = re.compile(r"(?:\bcode|\bcoupon|クーポンコード|コード)\s*[:：「『\"']?\s*([A-Z][A-Z0-9-]{3,15})(?![\w-])")
 # A code presented as one: "use code FALL20", "FALL20 at checkout", 「クーポンコードMANGA10」.
-_CODE_CUE = re.compile(r"(?:code|coupon|promo|voucher|enter|apply|use)|クーポン|コード")
+_CODE_CUE = re.compile(r"\b(?:code|coupon|promo|voucher|enter|apply|use)\b|クーポン|コード")
 
 
 def _date_offsets(case: TestCase, text: str) -> set[int]:
@@ -338,6 +416,7 @@ class Unsupported:
 
     problems: list[str] = field(default_factory=list)
     order_contradictions: list[str] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)  # invented coupon or promo codes
     hints: list[str] = field(default_factory=list)
     verified: list[str] = field(default_factory=list)
 
@@ -360,14 +439,16 @@ def unsupported_claims(case: TestCase, reading: Reading, amounts: AmountReport,
         found.verified.append(f"{len(reading.products)} catalog product(s) named")
     orders = order_facts(case, reading)
     order_ids = {loose_key(i) for i in re.findall(r"\S+", " ".join(orders.verified))}
-    for match in CODE_RE.finditer(nfkc):
-        code = match.group()
+    codes = list(CODE_RE.finditer(nfkc)) + [m for m in _NAMED_CODE.finditer(nfkc)
+                                            if not any(c.start() <= m.start(1) < c.end() for c in CODE_RE.finditer(nfkc))]
+    for match in codes:
+        code = match.group(match.lastindex or 0)
         if ASIN_RE.fullmatch(code) or loose_key(code) in order_ids or any(code in v for v in orders.verified + orders.contradictions):
             continue
         if loose_key(code) in loose_key(evidence_norm):
             found.verified.append(f"code {code}")
         elif _CODE_CUE.search(normalize(nfkc[max(0, match.start() - 30):match.end() + 20])):
-            found.problems.append(f"code {code!r} appears nowhere in the evidence")
+            found.codes.append(f"code {code!r} is presented as one and appears nowhere in the evidence")
         else:
             found.hints.append(f"{code!r} appears nowhere in the evidence")
     found.order_contradictions += orders.contradictions
@@ -383,8 +464,10 @@ def unsupported_claims(case: TestCase, reading: Reading, amounts: AmountReport,
         elif not any(shown in c for c in orders.contradictions):
             found.hints.append(f"date {shown!r} is neither in the evidence nor follows from it")
     evidence_values = {q.value for text in evidence for q in extract_quantities(text)}
+    given = given_values(case)
     for claim in silent_policies:
-        if claim.low not in evidence_values and claim.high not in evidence_values:
+        if claim.low not in evidence_values and claim.high not in evidence_values \
+                and (claim.unit, round(claim.low, 3)) not in given and (claim.unit, round(claim.high, 3)) not in given:
             found.hints.append(f"{claim.text!r} ({claim.topic}) is not supported by the knowledge or the page")
     found.hints += [text for _, text in amounts.unexplained]
     found.verified += amounts.explained
@@ -394,10 +477,10 @@ def unsupported_claims(case: TestCase, reading: Reading, amounts: AmountReport,
 def _no_hallucination(case: TestCase, reading: Reading, amounts: AmountReport,
                       silent_policies: list[PolicyNumber], report: CheckReport) -> None:
     found = unsupported_claims(case, reading, amounts, silent_policies) if has_evidence(case) else Unsupported()
-    for detail in found.order_contradictions:
-        report.hard_failures.append(HardFailure(rule="order_contradiction", dimension=NAME,
-                                                sub_score="no_hallucination", detail=detail))
-    problems = found.order_contradictions + found.problems
+    for rule, details in (("order_contradiction", found.order_contradictions), ("unsupported_code", found.codes)):
+        for detail in details:
+            report.hard_failures.append(HardFailure(rule=rule, dimension=NAME, sub_score="no_hallucination", detail=detail))
+    problems = found.order_contradictions + found.codes + found.problems
     hints = [f"to verify: {h}" for h in found.hints]
     if problems:
         report.set("no_hallucination", UNSUPPORTED_FACTOR ** len(problems), *problems)

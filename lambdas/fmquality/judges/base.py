@@ -65,6 +65,10 @@ class JudgeVerdict(BaseModel):
     # None: the judge gave no measure of its confidence (the offline judge has none), not a default.
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     abstained: dict[str, str] = Field(default_factory=dict)
+    # The weight a heuristic reading earns in the composite, 0..1: the offline judge's measured
+    # agreement with people per sub-score (judges/offline/agreement.yaml). Absent: full weight, as a
+    # model judge's verdict has.
+    weights: dict[str, float] = Field(default_factory=dict)
 
     @field_validator("sub_scores")
     @classmethod

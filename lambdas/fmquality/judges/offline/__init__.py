@@ -16,7 +16,11 @@ calls: it is local computation, not a model call.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+import yaml
 
 from fmquality.judges.base import (
     CombinedJudgeOutcome,
@@ -38,7 +42,7 @@ SIGNALS: dict[str, Callable[[TestCase, "Rubric"], Signal]] = {
     "product_relevance": lambda case, rubric: relevance.product_relevance(case),
     "context_relevance": lambda case, rubric: relevance.context_relevance(case),
     "fact_coverage": lambda case, rubric: grounding.fact_coverage(case, case.response or ""),
-    "no_hallucination": lambda case, rubric: grounding.grounding(case, case.response or ""),
+    "no_hallucination": lambda case, rubric: grounding.grounding(case, case.response or ""),  # + the checks' hints
     "price_accuracy": lambda case, rubric: grounding.loose_prices(case),
     "availability_accuracy": lambda case, rubric: grounding.loose_statuses(case),
     "policy_accuracy": lambda case, rubric: grounding.policy_numbers_grounded(case, case.response or ""),
@@ -50,31 +54,53 @@ SIGNALS: dict[str, Callable[[TestCase, "Rubric"], Signal]] = {
 }
 
 
-def offline_verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str]) -> JudgeVerdict:
-    """The offline judge's verdict on the asked sub-scores of one dimension of one case."""
+AGREEMENT_FILE = Path(__file__).with_name("agreement.yaml")
+
+
+@lru_cache(maxsize=1)
+def signal_weights() -> dict[str, float]:
+    """The weight each heuristic signal earns in the composite: its measured agreement with people
+    (``agreement.yaml``, written by ``fmquality calibrate --signals-out``). A signal the file does not
+    list has no measured agreement and no weight."""
+    try:
+        data = yaml.safe_load(AGREEMENT_FILE.read_text(encoding="utf-8")) or {}
+    except OSError:
+        return {}
+    return {name: float(entry["weight"]) for name, entry in (data.get("signals") or {}).items()}
+
+
+def offline_verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str], hints: list[str] | tuple = ()) -> JudgeVerdict:
+    """The offline judge's verdict on the asked sub-scores of one dimension of one case. ``hints`` are
+    what the checks found but could not settle (``JudgeRequest.check_findings``)."""
     scores: dict[str, float] = {}
     abstained: dict[str, str] = {}
     evidence: list[str] = []
+    weights: dict[str, float] = {}
+    earned = signal_weights()
     for name in sub_scores:
         signal_of = SIGNALS.get(name)
         if signal_of is None:
             abstained[name] = "the offline judge has no signal for this sub-score"
             continue
         try:
-            signal = signal_of(case, rubric)
+            signal = (grounding.from_hints(hints) if name == "no_hallucination" else None) or signal_of(case, rubric)
         except Abstain as exc:
             abstained[name] = str(exc)
             continue
         scores[name] = round(max(0.0, min(1.0, signal.score)), 4)
         evidence += [f"{name}: {e}" for e in signal.evidence]
+        if not signal.finding:
+            weights[name] = earned.get(name, 0.0)
+            evidence.append(f"{name}: a heuristic reading; it counts with weight {weights[name]:g}, its measured "
+                            "agreement with people")
     rationale = "; ".join(f"{n}={v:.2f}" for n, v in scores.items()) or "no signal"
     return JudgeVerdict(sub_scores=scores, abstained=abstained, rationale=rationale + " (offline judge)",
-                        evidence=evidence, confidence=None)
+                        evidence=evidence, confidence=None, weights=weights)
 
 
 class OfflineJudge:
     name = "offline"
-    model_id = "offline-signals-v2"
+    model_id = "offline-signals-v3"
     supports_combined = True
 
     def judge(self, request: JudgeRequest, rubric: "Rubric") -> JudgeOutcome:
@@ -83,7 +109,8 @@ class OfflineJudge:
 
             verdict = profile_verdict(request.case, rubric.profile_spec, request.dimension, list(request.sub_scores))
             return JudgeOutcome(verdict=verdict, calls=0)
-        return JudgeOutcome(verdict=offline_verdict(request.case, rubric, list(request.sub_scores)), calls=0)
+        return JudgeOutcome(verdict=offline_verdict(request.case, rubric, list(request.sub_scores), request.check_findings),
+                            calls=0)
 
     def judge_combined(self, request: CombinedJudgeRequest, rubric: "Rubric") -> CombinedJudgeOutcome:
         """Each dimension's own verdict: the same numbers as per-dimension mode."""

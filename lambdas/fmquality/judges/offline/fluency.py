@@ -225,6 +225,23 @@ IMPOLITENESS = (
     "何度も言", "言ったはず", "自分で調べ", "しつこい", "わかりますか？", "当然です", "当たり前でしょう", "はいはい",
 )
 _DO_IT_YOURSELF = re.compile(r"\b(?:check|look|do|figure|find|sort)\b[^.!?]{0,30}\byourself\b")
+# Blame and lecturing (Culpeper's pointed criticism and condescension): the shopper's mistake held
+# against them, or a lesson for next time.
+_BLAME = re.compile(
+    r"\b(?:that'?s|that is|it'?s|it is) (?:on you|your (?:own )?(?:fault|mistake|problem))\b|\byour own fault\b"
+    r"|\bnext time,? (?:please )?(?:read|check|look|make sure|be (?:more )?careful|pay attention|double-check)\b"
+    r"|\b(?:read|check|look) (?:more )?(?:carefully|properly) (?:next time|before)\b"
+    r"|\bif you (?:had )?(?:asked|read|checked|looked|paid attention)\b[^.!?]{0,30}\b(?:clearer|properly|carefully|first|better)\b"
+    r"|\bbefore (?:reaching out|contacting us|asking (?:us|me)|bothering)\b|\bclearly (?:shows|states|says)\b"
+    r"|\b(?:the )?information is (?:all )?(?:there|right there)\b|\bnext time,? actually\b"
+    # Dismissals: the shopper's problem waved away.
+    r"|\bif it (?:bothers|upsets) you\b|\bthat'?s just (?:shipping|how it is|the way it is)\b|\bhappens all the time\b"
+    r"|\b(?:not|no) (?:a )?big deal\b|\bdeal with it\b|よくあること(?:です|なので)|気になるなら|自分で(?:手続き|調べ|確認)して"
+    r"|(?:ご自身で|お客様ご自身が)[^。]{0,30}(?:防げ|避けられ|確認いただければ)|防げた(?:こと|もの|はず)"
+    r"|今後は[^。]{0,30}(?:必ず|よく|しっかり)[^。]{0,20}(?:ご確認|お確かめ|ご注意)")
+# The shopper's own language read by morphology: most predicates in plain form is casual speech to
+# a customer; two kinds of misused keigo is broken register, not a slip.
+PLAIN_SHARE_FINDING = 0.5
 # The shopper reports a problem: a damaged, late, wrong or missing item.
 COMPLAINT = re.compile(r"\b(?:damaged|torn|broken|ripped|bent|defective|disappointed|wrong (?:item|book|volume)|missing|"
                        r"never (?:arrived|came)|hasn't arrived|has not arrived|didn't arrive|late|still waiting)\b"
@@ -237,8 +254,32 @@ EMPATHY = re.compile(r"\b(?:sorry|understand|unfortunately|of course|happy to|gl
 _VAGUE = re.compile(r"\b(?:soon|shortly|a few days|some time|probably|maybe|i think|should be fine)\b|そのうち|たぶん|多分|おそらく")
 
 
+def tone_finding(case: TestCase, text: str) -> str | None:
+    """A defect of register named by what was read: an impolite or blaming formula, English to a
+    shopper writing Japanese, casual plain speech or broken keigo to a Japanese shopper."""
+    norm = normalize(text)
+    rude = [p for p in IMPOLITENESS if p in norm] + [m.group(0) for m in (*_DO_IT_YOURSELF.finditer(norm), *_BLAME.finditer(norm))]
+    if rude:
+        return "impolite or blaming formulae: " + ", ".join(dict.fromkeys(rude[:4]))
+    if (case.is_japanese or japanese_share(case.query) > 0.3) and japanese_share(text) < 0.2:
+        return "answers a Japanese shopper in English"
+    if japanese_share(text) > 0.3:
+        try:
+            reg = japanese.register(text)
+        except japanese.AnalyzerMissing:
+            return None
+        if len(reg.plain) >= 2 and len(reg.plain) >= PLAIN_SHARE_FINDING * reg.predicates:
+            return f"{len(reg.plain)} of {reg.predicates} sentences in casual plain form to a shopper: {reg.plain[0][:30]!r}"
+        if len(set(reg.keigo_misuse)) >= 2:
+            return "misused keigo: " + ", ".join(dict.fromkeys(reg.keigo_misuse))
+    return None
+
+
 def tone(case: TestCase, rubric: Rubric) -> Signal:
     text = case.response or ""
+    finding = tone_finding(case, text)
+    if finding:
+        return Signal(0.0, [finding], finding=True)
     norm = normalize(text)
     register = rubric.style.tone_register.get(case.intent, "friendly")
     score = 1.0  # lowered by what is read below; with nothing read the judge abstains

@@ -16,6 +16,7 @@ This is the signal measured against human ratings on QAGS-CNNDM (README, "Calibr
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from fmquality.alignment import (
@@ -41,6 +42,7 @@ from fmquality.claims import (
     stock_claims,
 )
 from fmquality.models import CatalogItem, TestCase
+from fmquality.text import normalize
 from fmquality.text import extract_quantities, find_dates, same_price
 
 PROSE_WEIGHT = 0.35
@@ -49,11 +51,15 @@ UNSUPPORTED_FACTOR = 0.5
 
 @dataclass(frozen=True)
 class Signal:
-    """A sub-score read from the text, with what it was read from. It carries no confidence: the
-    offline judge has no measure of its own reliability, so it reports none rather than a made-up one."""
+    """A sub-score read from the text, with what it was read from. ``finding`` marks a reading that
+    rests on one specific, named defect (plain speech to a shopper, an impolite formula, a sales pitch
+    nobody asked for): it is graded as a verdict, at its level, and may fail an item at the lowest
+    one. Any other reading is heuristic: it counts through the composite with the weight its
+    measured agreement with people earns (``agreement.yaml``), and never fails an item alone."""
 
     score: float
     evidence: list[str]
+    finding: bool = False
 
 
 class Abstain(Exception):
@@ -86,7 +92,41 @@ def unsupported_specifics(claim: Unit, values: set[float], dates: list) -> list[
     return out
 
 
+# Perks a store may promise: extras, gifts, credits. One the evidence never mentions is invented.
+PERKS = re.compile(r"\b(?:bonus (?:item|gift|print|card|booklet|chapter|content|cover)|freebie|free gift|gift card|store credit|voucher|apology coupon|art print|poster|bookmark|"
+                   r"postcard|shikishi|sticker|acrylic stand|tote bag|first[- ]print(?:ing)? (?:bonus|extra)|exclusive (?:cover|extra|"
+                   r"print|booklet|card))\b|特典|おまけ|ノベルティ|ブックカバー|しおり|栞|ポストカード|色紙|ステッカー|"
+                   r"アクリルスタンド|クリアファイル|先着\d+名")
+
+
+def invented_perk(case: TestCase, text: str) -> str | None:
+    """A perk the answer promises (a bonus, a gift, a credit) that no evidence of the case mentions."""
+    evidence = normalize(" ".join([*case.retrieved_chunks, case.page_context.model_dump_json(exclude_none=True),
+                                   case.query, *(m.content for m in case.conversation_history),
+                                   *(i.model_dump_json() for i in case.catalog)]))
+    for match in PERKS.finditer(normalize(text)):
+        if match.group(0) not in evidence:
+            return f"promises {match.group(0)!r}, which no evidence of the case mentions"
+    return None
+
+
+# Of the checks' hints, the kinds that, measured on the labelled sets, mark defective answers only
+# (README, "The offline judge"): a date that neither the evidence gives nor follows from it by a
+# stated duration, and a policy number the knowledge and the page never give.
+DECISIVE_HINTS = re.compile(r"to verify: (?:date '.*' is neither in the evidence nor follows from it"
+                            r"|'.*' \(\w+\) is not supported by the knowledge or the page)")
+
+
+def from_hints(hints: list[str] | tuple) -> Signal | None:
+    """A finding the checks left to the judge and the offline judge settles: see ``DECISIVE_HINTS``."""
+    found = [h for h in hints if DECISIVE_HINTS.search(h)]
+    return Signal(0.0, [f"the checks found: {h.removeprefix('to verify: ')}" for h in found], finding=True) if found else None
+
+
 def grounding(case: TestCase, text: str) -> Signal:
+    perk = invented_perk(case, text) if case.retrieved_chunks or case.catalog else None
+    if perk:
+        return Signal(0.0, [perk], finding=True)
     claims = checkable(case, text)
     if not claims:
         raise Abstain("the answer asserts nothing the evidence can speak to")
@@ -96,9 +136,11 @@ def grounding(case: TestCase, text: str) -> Signal:
     pairs = frozenset().union(*(u.pairs for u in evidence)) if evidence else frozenset()
     supports: list[float] = []
     specifics: list[str] = []
+    read = 0  # numbers and dates compared with the evidence
     weakest: tuple[float, str] = (2.0, "")
     for claim in claims:
         specifics += unsupported_specifics(claim, values, dates)
+        read += len(significant_numbers(claim)) + len(claim.dates)
         if not held_to_evidence(claim, evidence, subject):
             continue
         best = max(precision(claim, e) for e in evidence)
@@ -106,11 +148,12 @@ def grounding(case: TestCase, text: str) -> Signal:
         support = best if in_order is None else max(in_order, best * in_order ** 0.5)
         supports.append(support)
         weakest = min(weakest, (support, claim.text.strip()[:80]))
-    if not supports and not specifics:
+    if not supports and not read:
         raise Abstain("no claim held to the evidence and no specific to check")
     prose = sum(supports) / len(supports) if supports else 1.0  # only specifics were checked
     score = UNSUPPORTED_FACTOR ** len(specifics) * (1 - PROSE_WEIGHT * (1 - prose))
-    why = [f"{len(claims)} checkable claim sentence(s); numbers and dates checked against the whole case"]
+    why = [f"{len(claims)} checkable claim sentence(s); {read} number(s) and date(s) checked against the whole case, "
+           f"{read - len(specifics)} found in it"]
     if supports:
         why.append(f"{len(supports)} held to the knowledge, which carries {prose:.0%} of their wording on average")
     if weakest[0] < 0.5:

@@ -129,6 +129,17 @@ def _misuse(ws: tuple[Word, ...]) -> list[str]:
         if w.pos1 == "動詞" and w.lemma in _HUMBLE_LEMMAS - {"拝見", "拝読", "拝借", "頂戴"} and \
                 "下さる" in [x.lemma for x in ws[i + 1:i + 3]]:
             found.append(w.surface + "…ください")
+        # The humble お/ご〜する in a request to the shopper: ご確認してください (ご確認ください).
+        if w.pos1 == "動詞" and w.lemma == "為る" and i >= 2 and ws[i - 2].pos1 == "接頭辞" \
+                and ws[i - 2].surface in ("ご", "お", "御") and [x.lemma for x in ws[i + 1:i + 3]][:2] == ["て", "下さる"]:
+            found.append(ws[i - 2].surface + ws[i - 1].surface + "して…ください")
+        # A double honorific: お〜になる made honorific again with れる/られる (お確かめになられる).
+        if w.pos1 == "動詞" and w.lemma == "成る" and honorific_aux and i >= 3 and ws[i - 1].surface == "に" \
+                and ws[i - 3].surface in ("お", "ご", "御"):
+            found.append(ws[i - 3].surface + ws[i - 2].surface + "に" + w.surface + nxt.surface)
+        # Polite auxiliaries stacked: 〜ますです, 〜ませでございます.
+        if w.pos1 == "助動詞" and w.lemma == "ます" and nxt is not None and nxt.pos1 == "助動詞" and nxt.lemma in ("です", "だ"):
+            found.append(w.surface + nxt.surface + ("…" if nxt.lemma == "だ" else ""))
     return found
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from fmquality.alignment import concept_tokens, is_claim, read_units
+from fmquality.catalog_index import index_for
 from fmquality.claims import Reading, is_question, ordinal_reference, stated_order_statuses
 from fmquality.dimensions.relevance import ANAPHORA
 from fmquality.judges.offline import japanese
@@ -77,10 +78,15 @@ def genres_in(text: str) -> set[str]:
     return {g for g, terms in GENRES.items() if any(_has_term(t, norm) for t in terms)}
 
 
-def item_genres(item: CatalogItem) -> set[str]:
-    if not item.genre:
+def item_genres(item: CatalogItem, case: TestCase | None = None) -> set[str]:
+    """The genres of a product: its catalog genre, else what the retrieved knowledge about it (a
+    chunk that names it) calls it."""
+    if item.genre:
+        return genres_in(item.genre.replace("_", " ")) or {item.genre.lower()}
+    if case is None or not case.retrieved_chunks:
         return set()
-    return genres_in(item.genre.replace("_", " ")) or {item.genre.lower()}
+    about = [c for c in case.retrieved_chunks if item.asin in index_for(case.catalog).named(c)]
+    return set().union(*(genres_in(c) for c in about)) if about else set()
 
 
 def genres_match(wanted: set[str], offered: set[str]) -> bool:
@@ -115,8 +121,13 @@ def _japanese_nouns(norm: str) -> set[str] | None:
             for t in concept_tokens(w.surface)}
 
 
+_CODE_SHAPE = re.compile(r"\b[A-Z][A-Z0-9]{3,15}\b")
+
+
 def _takes_up(wanted: set[str], answer: str) -> set[str]:
     have = concept_tokens(normalize(answer))
+    if _CODE_SHAPE.search(answer):
+        have |= {"code"}  # "TAKE10" answers "is there a code?"
     norm = normalize(answer)
     return {w for w in wanted if w in have or (has_japanese(w) and w in norm)}
 
@@ -244,11 +255,50 @@ def intent_relevance(case: TestCase) -> Signal:
         raise Abstain("the query carries no topic and the intent no expected kind of answer")
     score = sum(v for v, _ in signals) / len(signals)
     evidence = [why for _, why in signals]
-    opening = _promotion_opening(case, reading)
-    if opening:
-        score = min(score, 0.2)
-        evidence.append(opening)
+    # Client incident 1 and its kin: a sale pushed on a shopper who asked about something else.
+    pitch = _promotion_opening(case, reading) or unsolicited_pitch(case, reading)
+    if pitch:
+        return Signal(0.0, [*evidence, pitch], finding=True)
+    ignored = ignored_question(case, reading)
+    if ignored:
+        return Signal(0.0, [*evidence, ignored], finding=True)
     return Signal(score, evidence)
+
+
+def ignored_question(case: TestCase, reading: Reading) -> str | None:
+    """A question about something (two topic words or more) answered without any of them: the
+    answer is about something else. Recommendations answer with products rather than the request's
+    words, so they are not read this way."""
+    query = normalize(case.query)
+    if case.intent in ("recommendation", "chitchat") or not (is_question(query) or "?" in query):
+        return None
+    asked = _topic_words(case.query)
+    if len(asked) < 2 or _takes_up(asked, reading.text):
+        return None
+    return f"answers none of the question's topics {sorted(asked)}"
+
+
+# Sales pressure (urgency and upsell formulas of retail copy), English and Japanese.
+PRESSURE = re.compile(
+    r"\b(?:don'?t (?:wait|miss(?: out)?)|won'?t last|while (?:supplies|stocks?) last|(?:now'?s|now is) the (?:perfect|best) "
+    r"time|stock up|act (?:fast|now)|hurry|last chance|before (?:it'?s|they'?re) gone|why not (?:grab|add|pick up|treat)|"
+    r"(?:want|shall) (?:me|i) (?:to )?(?:add|put|throw) (?:some|a few|a couple|another|more)|grab another)\b"
+    r"|お見逃しなく|お早めに|お早めの|この機会に|今がチャンス|お急ぎ|売り切れ(?:る前|必至)|まとめてお買い求め|ぜひまとめて")
+# Intents that serve a request about an order, a return, a policy, a checkout or small talk: a sales
+# push there is unsolicited by the nature of the request.
+SERVICE_INTENTS = frozenset({"order_tracking", "return_request", "faq", "checkout_help", "chitchat"})
+
+
+def unsolicited_pitch(case: TestCase, reading: Reading) -> str | None:
+    """A sale pushed with pressure on a shopper whose request is a service one and who asked about
+    no deal: a paragraph with sales words and an urgency or upsell formula."""
+    if case.intent not in SERVICE_INTENTS or any(_has_term(t, normalize(case.query)) for t in PROMOTION_WORDS):
+        return None
+    for paragraph in re.split(r"\n\s*\n", reading.norm):
+        pressure = PRESSURE.search(paragraph)
+        if pressure and any(_has_term(t, paragraph) for t in PROMOTION_WORDS):
+            return f"pushes a sale the shopper did not ask about: {pressure.group(0)!r} in {paragraph.strip()[:80]!r}"
+    return None
 
 
 def product_relevance(case: TestCase) -> Signal:
@@ -285,6 +335,15 @@ def product_relevance(case: TestCase) -> Signal:
         score = (len(hits) + len(fitting)) / len(set(expected) | set(picks))
         return Signal(score, [f"{len(hits)}/{len(expected)} expected products named, {len(fitting)} other fitting "
                               f"product(s) of {len(set(picks) - set(expected))}"])
+    asked = genres_in(case.query)
+    if asked and case.intent == "recommendation":
+        # The shopper named the genre: every pick of another genre (by the catalog or the knowledge
+        # about it) is a recommendation that does not fit, a finding of its own.
+        known = {a: item_genres(reading.by_asin[a], case) for a in picks}
+        known = {a: g for a, g in known.items() if g}
+        if known and not any(genres_match(asked, g) for g in known.values()):
+            return Signal(0.0, [f"asked for {sorted(asked)}; every pick is another genre: "
+                                + "; ".join(f"{reading.by_asin[a].title} {sorted(g)}" for a, g in known.items())], finding=True)
     if not wanted or not judged:
         raise Abstain("no genre asked for, or none known for the products named")
     fits = [a for a in judged if genres_match(wanted, item_genres(reading.by_asin[a]))]

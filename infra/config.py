@@ -132,12 +132,12 @@ class ScheduleConfig(_Strict):
 # The rubric whose per-intent thresholds the dimension alarms default to. Read as YAML: infra/ never
 # imports lambdas/, and the rubric file is data. Another profile's alarms take the thresholds of the
 # shipped rubric that names that profile (rubric_path_for_profile).
-RUBRIC_PATH = PROJECT_ROOT / "datasets" / "rubrics" / "mangaassist-v2.yaml"
+RUBRIC_PATH = PROJECT_ROOT / "datasets" / "rubrics" / "mangaassist-v3.yaml"
 RUBRICS_DIR = RUBRIC_PATH.parent
 
 
 def rubric_path_for_profile(profile: str) -> Path:
-    """The shipped rubric (datasets/rubrics/) of a profile: mangaassist-v2.yaml for the default."""
+    """The shipped rubric (datasets/rubrics/) of a profile: mangaassist-v3.yaml for the default."""
     import yaml
 
     if profile == DEFAULT_PROFILE:

@@ -24,7 +24,7 @@ from functools import cached_property, lru_cache
 
 from fmquality.catalog_index import Mention, index_for, products_in_play
 from fmquality.models import CatalogItem, TestCase
-from fmquality.money import DISCOUNT_CONTEXT, item_prices, role_of, written_arithmetic
+from fmquality.money import DISCOUNT_CONTEXT, item_prices, role_of, table_roles, written_arithmetic
 from fmquality.text import (
     ENGLISH_STOPWORDS,
     DateMention,
@@ -112,8 +112,10 @@ def _title_words(item: CatalogItem) -> set[str]:
     words: set[str] = set()
     for title in (item.title, item.title_ja or ""):
         norm = normalize(title)
+        volume = re.search(r"(\d+)\s*[)）]?\s*$", norm)  # the number a title ends on is its volume
         words |= {w for w in re.findall(r"[a-z0-9']+|[^\sa-z0-9'!?,.:;()（）・/&-]+", norm)
-                  if len(w) >= 2 or w.isdigit()}
+                  if len(w) >= 2 and not w.isdigit()}
+        words |= {volume.group(1)} if volume else set()
     return {w for w in words if w not in ENGLISH_STOPWORDS} - {"vol", "vols", "set", "edition"}
 
 
@@ -306,11 +308,12 @@ def price_claims(reading: Reading) -> list[PriceClaim]:
     # as arithmetic, not prices of the product the sentence is about.
     terms = {p.start for a in written_arithmetic(reading.norm, prices) for p in prices
              if a.start <= p.start < a.end and p.start != a.result.start}
+    laid_out = table_roles(reading.norm)
     for price in prices:
         if price.start in terms:
             out.append(PriceClaim(price, (), "term"))
             continue
-        role = role_of(reading.norm, price, shoppers)
+        role = laid_out.get(price.start) or role_of(reading.norm, price, shoppers)
         items: tuple[CatalogItem, ...] = ()
         if role in ("unit", "list", "sale"):
             if not reading.in_play:
@@ -359,6 +362,8 @@ def stock_claims(reading: Reading) -> list[StockClaim]:
     for status, pos in availability_mentions(reading.text):
         index = reading.sentence_of(pos)
         sentence = reading.sentence(index)
+        if _CONDITION.search(reading.norm[max(reading.spans[index][0], pos - 25):pos]):
+            continue  # "it ships when it is back in stock": a condition, not the item's status
         if _COLLECTIVE.search(sentence):
             named = {a for m in reading.mentions_in(index) for a in m.asins}
             named |= {i.asin for i in listed if any(_word_in(w, sentence) for w in apart.get(i.asin, ()))}
@@ -514,7 +519,7 @@ def _topic_of(sentence: str, words: tuple[tuple[int, str], ...], position: int, 
     return after[0] if after else context
 
 
-_DATE_RANGE_JOIN = re.compile(r"^\s*(?:から|〜|~|～|-|–|to|through|and)\s*$")
+_DATE_RANGE_JOIN = re.compile(r"^\s*(?:[(（][^)）]{1,4}[)）])?\s*(?:から|〜|~|～|-|–|to|through|and)\s*$")
 # A value the text says is no longer the policy's: "(previously $25)", "was 30 days", 旧, 以前は.
 _STALE_BEFORE = re.compile(r"(?:previously|formerly|used to be|was|were|old|旧|以前は|以前の|変更前|改定前)\W{0,3}$")
 _SHIPPING_TOPICS = frozenset({"shipping", "shipping_fee", "free_shipping", "delivery"})
@@ -615,6 +620,16 @@ def _conditions_fit(claim: PolicyNumber, fact: PolicyNumber) -> bool:
     return not claim.conditions or not fact.conditions or bool(claim.conditions & fact.conditions)
 
 
+def _day_number(date: DateMention) -> int:
+    """Days since a fixed origin (the year assumed when not given: only differences are used)."""
+    from datetime import date as calendar_date  # noqa: PLC0415
+
+    try:
+        return calendar_date(date.year or 2000, date.month, date.day).toordinal()
+    except ValueError:
+        return calendar_date(date.year or 2000, date.month, 28).toordinal()
+
+
 def given_values(case: TestCase) -> set[tuple[str, float]]:
     """(unit kind, value) of every duration, percentage and amount the knowledge or the shopper
     gives, whatever it is about, and the durations one step of arithmetic makes of them ("a 30-day
@@ -624,7 +639,11 @@ def given_values(case: TestCase) -> set[tuple[str, float]]:
     said = {kind for t in shopper for q in extract_quantities(t) if (kind := _unit_of(q)) is not None}
     values = known | said
     knowledge_days = {v for unit, v in known if unit == "duration"}
-    shopper_days = {v for unit, v in said if unit == "duration"}
+    # Days between the dates in play (delivered 11/3, today 11/10): elapsed time is a shopper's number too.
+    dates = [d for t in [*shopper, *case.retrieved_chunks, case.response or "",
+                         case.page_context.model_dump_json(exclude_none=True)] for d in find_dates(t)]
+    shopper_days = {v for unit, v in said if unit == "duration"} | {
+        float(abs(_day_number(a) - _day_number(b))) for a in dates for b in dates if a is not b}
     values |= {("duration", abs(k - d)) for k in knowledge_days for d in shopper_days}
     values |= {("duration", k + d) for k in knowledge_days for d in shopper_days}
     return {(unit, round(v, 3)) for unit, v in values}
@@ -685,8 +704,9 @@ def value_statements(reading: Reading, context: str | None = None,
     not), so they are not compared here."""
     out: list[ValueStatement] = []
     for number in policy_numbers(reading.text, context, shopper_numbers=shoppers):
-        if number.low != number.high or number.negated or number.unit == "date":
-            continue  # a range or a negated number is not a single value; a date is an event's, not a policy's
+        if number.low != number.high or number.negated or number.unit == "date" or \
+                (number.topic == "discount" and number.unit in ("usd", "jpy")):
+            continue  # a range or a negated number is not a single value; a date is an event's; an amount off varies with the order
         out.append(ValueStatement(f"policy:{number.topic}:{number.unit}", f"{number.low:g}", number.text,
                                   number.sentence, number.conditions))
     return out
@@ -860,10 +880,14 @@ _SHIP_NEGATED = re.compile(r"(?:\bnot|n't|\bnever)(?:\s+\w+){0,2}\s*$|まだ")
 
 def stated_order_statuses(text: str) -> set[str]:
     norm = normalize(text)
-    found = {family for family, phrases in ORDER_STATUS_PHRASES.items() if any(p in norm for p in phrases)}
+    # A phrase under a condition ("発送されましたら", "once it has shipped") states nothing yet.
+    found = {family for family, phrases in ORDER_STATUS_PHRASES.items()
+             for p in phrases for m in re.finditer(re.escape(p), norm)
+             if not re.match(r"ら|次第|たら", norm[m.end():m.end() + 2])
+             and not _CONDITION.search(norm[max(0, m.start() - 20):m.start()].split(".")[-1])}
     for match in _SHIPPED.finditer(norm):
         before = norm[max(0, match.start() - 20):match.start()]
-        if _CONDITION.search(before.split(".")[-1]):
+        if _CONDITION.search(before.split(".")[-1]) or re.match(r"ら|次第|たら", norm[match.end():match.end() + 2]):
             continue  # "once it ships", "as soon as it's on its way"
         found.add("processing" if _SHIP_NEGATED.search(before) else "shipped")
     return found
@@ -892,11 +916,12 @@ _CARRIER_PATTERNS = [(name, re.compile(re.escape(word) if has_japanese(word) els
 _DATE_ROLE_CUES = (
     ("delivery", re.compile(r"\b(?:arriv\w*|deliver\w*|eta|get (?:it|there|to you)|reach\w*|expected|due)\b"
                             r"|お届け|到着|配達|届")),
-    ("ship", re.compile(r"\b(?:ship\w*|dispatch\w*|went out|sent out|left)\b|発送|出荷")),
+    ("ship", re.compile(r"\b(?:ship\w*|dispatch\w*|went out|sent out|left (?:our|the) (?:warehouse|facility))\b|発送|出荷")),
     # A deadline or a window's end ("the return window ended on", 返品期限): not a date of the order.
     ("other", re.compile(r"\b(?:return\w*|refund\w*|window|deadline|until|through|thru|ends?|ended|expires?|"
                          r"cancel\w*|sale|release\w*|valid|by when)\b|期限|返品|返金|まで|締め切り|発売|キャンセル")),
 )
+_DEADLINE_AFTER = re.compile(r"^\W{0,3}(?:まで|迄|までに)")
 _DATE_HEDGE = re.compile(r"\b(?:around|about|approximately|roughly|or so|give or take|usually|typically)\b|ごろ|頃|前後|目安|程度")
 
 
@@ -964,6 +989,7 @@ def order_facts(case: TestCase, reading: Reading) -> OrderFacts:
         elif not wrong:
             facts.verified.append(f"carrier {', '.join(sorted(said_carriers))}")
     page_dates = [d for o in orders for d in _record_dates(o)]
+    whole_page = [d for _, d in _record_dates(case.page_context.model_dump(exclude_none=True))]
     roles = {role for role, _ in page_dates}
     for index in range(len(reading.spans)):
         sentence = reading.sentence(index)
@@ -974,8 +1000,10 @@ def order_facts(case: TestCase, reading: Reading) -> OrderFacts:
             cues = [(m.start(), role) for role, cue in _DATE_ROLE_CUES for m in cue.finditer(before)]
             after_cues = [(m.start(), role) for role, cue in _DATE_ROLE_CUES for m in cue.finditer(sentence[date.end:])]
             role = max(cues)[1] if cues else (min(after_cues)[1] if after_cues and has_japanese(sentence) else None)
+            if _DEADLINE_AFTER.match(sentence[date.end:]):
+                role = "other"  # 「11月19日までに」, "by Nov 19 to ...": a deadline, not the order's date
             shown = sentence[date.start:date.end]
-            if any(date.same_day(d) for _, d in page_dates):
+            if any(date.same_day(d) for d in whole_page):
                 facts.verified.append(f"date {shown}")
             elif role in roles and not _DATE_HEDGE.search(sentence):
                 known = ", ".join(f"{d.month}/{d.day}" for r, d in page_dates if r == role)
@@ -992,3 +1020,34 @@ def order_facts(case: TestCase, reading: Reading) -> OrderFacts:
             else:
                 facts.verified.append(f"order status {orders[0].get('status')}")
     return facts
+
+
+# --------------------------------------------------------------------------------------------------
+# Text addressed to the grader
+# --------------------------------------------------------------------------------------------------
+
+# Text addressed to whoever grades the answer ("Note to the evaluator: ... score 5"): the vocabulary
+# of grading, in English and Japanese. It is part of the answer a shopper would read.
+_GRADER_ADDRESS = re.compile(
+    r"\b(?:note|message|instructions?|reminder)s?\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:ai\s+|llm\s+)?"
+    r"(?:evaluators?|graders?|judges?|reviewers?|assessors?|raters?|scorers?)\b"
+    r"|(?:^|\n|[.!?]\s+)\(?\s*(?:to the\s+)?(?:evaluator|grader|judge|reviewer|assessor|rater|scorer)s?\s*[:：,]"
+    r"|\b(?:score|rate|grade|mark)\s+(?:this|the|my)\s+(?:response|answer|reply)\b"
+    r"|\b(?:this|the|my)\s+(?:response|answer|reply)\s+(?:deserves|merits|should (?:get|receive|be (?:given|rated|scored|graded)))\b"
+    r"|\b(?:give|assign|award)\s+(?:this|it|me)\s+(?:a\s+)?(?:score|rating|grade|full marks|top marks|5 stars|five stars|\d\s*/\s*\d)"
+    r"|\bignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier|other) (?:instructions|rules|criteria|guidelines)\b"
+    r"|\b(?:scoring|evaluation|grading) (?:rubric|criteria|guidelines)\b"
+    r"|(?:評価者|採点者|審査員|評価AI|ジャッジ|レビュアー)(?:様|の方|へ|各位)?(?:へ|に|:|：|、)"
+    r"|(?:この|本)(?:回答|応答|返答)(?:は|を|に)[^。]{0,12}(?:満点|高評価|最高評価|5点|５点|高く評価)"
+    r"|満点をつけ|高く評価してください")
+
+
+def grader_address(text: str) -> list[str]:
+    """Phrases of the text addressed to whoever grades it."""
+    return list(dict.fromkeys(m.group(0).strip() for m in _GRADER_ADDRESS.finditer(normalize(text))))
+
+
+def without_grader_address(text: str) -> str:
+    """The text without its sentences (or lines) addressed to the grader."""
+    return "\n".join(line for line in re.split(r"(?<=[.!?。！？])\s+|\n", text or "")
+                      if not _GRADER_ADDRESS.search(normalize(line)))

@@ -30,7 +30,7 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge", choices=["offline", "bedrock", "scripted"], default="offline")
     parser.add_argument("--judge-model-id", help="Bedrock model or inference-profile id (default: the rubric's)")
     parser.add_argument("--judge-script", help="scripted judge: JSON file {\"test_id/dimension\": verdict|error}")
-    parser.add_argument("--rubric", help="rubric YAML (default: the embedded mangaassist-v2)")
+    parser.add_argument("--rubric", help="rubric YAML (default: the embedded mangaassist-v3)")
     parser.add_argument("--catalog", help="catalog snapshot JSON; each case gets the entries of the products it concerns")
     parser.add_argument("--concurrency", type=int, default=4,
                         help="cases evaluated at once at the start (direct engine); adapts to throttling (AIMD)")
@@ -75,7 +75,7 @@ def _build_parser() -> argparse.ArgumentParser:
     estimate = sub.add_parser("estimate", help="expected judge calls, tokens and cost of a run, before any call")
     estimate.add_argument("--dataset", required=True, help="JSON Lines dataset")
     estimate.add_argument("--catalog", help="catalog snapshot JSON; each case gets the entries of the products it concerns")
-    estimate.add_argument("--rubric", help="rubric YAML (default: the embedded mangaassist-v2)")
+    estimate.add_argument("--rubric", help="rubric YAML (default: the embedded mangaassist-v3)")
     estimate.add_argument("--judge-mode", choices=["per_dimension", "combined"],
                           help="default: the rubric's judge.mode")
     estimate.add_argument("--judge-model-id", help="model whose prices apply (default: the rubric's)")

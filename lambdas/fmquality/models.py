@@ -228,6 +228,7 @@ HARD_FAIL_RULES: tuple[str, ...] = (
     "availability_contradiction",  # a product's stock status differs from the catalog's
     "policy_contradiction",  # a policy number the knowledge gives another value, appearing nowhere in it
     "attribute_contradiction",  # an author or a volume count differs from the catalog's
+    "expected_facts_missing",  # not one part of any fact the case says the answer must convey
     "order_contradiction",  # an order's id, status, carrier or dates differ from the order on the page
     "self_contradiction",  # one subject given two values in one answer
     "turn_contradiction",  # a value differs from what an earlier assistant turn said, unacknowledged

@@ -67,13 +67,14 @@ _DISCOUNT_AFTER = re.compile(r"^\s*(?:off|discount|引き|割引|オフ|値引)"
 _DISCOUNT_BEFORE = re.compile(r"(?:discount(?: of| is)?|credit(?: of)?|coupon(?: for| worth)?|値引き|割引額(?:は)?)" + _END)
 _TOTAL_BEFORE = re.compile(
     r"(?:total(?: of| is| comes to| would be| will be| becomes)?|subtotal(?: of| is| would be| will be| becomes)?|grand total|"
+    r"refund(?:ed)?(?: of| is| would be| will be| comes to)?|with (?:shipping|tax|fees?|the fee)(?: included)?|including (?:shipping|tax)|you'?(?:ll| will) (?:get back|receive)|get back|返金(?:額)?(?:は)?|"
     r"altogether|together|in all|combined|comes? to|came to|adds? up to|works out to|"
     r"(?:brings?|bringing)(?: it| that| this| the total| your (?:sub)?total| your cart| the cart)?(?: down| up)? to|"
     r"you(?:'d| would| will)? pay(?: only| just)?|pay(?: only| just)?|for (?:all|both|the (?:two|three|four|five|set|pair))"
     r"(?: (?:of them|volumes|books|items))?|合計(?:で|は|金額は)?|合わせて(?:も)?|総額(?:は)?|計|小計(?:は)?|"
     r"お支払い(?:金額|額)?(?:は)?)" + _END)
 _TOTAL_AFTER = re.compile(r"^\s*(?:in total|total\b|altogether|for (?:all|both|the (?:two|three|four|five|set))|combined|"
-                          r"together|の合計|合計|の総額|のお支払い)")
+                          r"together|refund|back to (?:you|your)|の合計|合計|の総額|のお支払い|の返金|を返金)")
 _FEE_BEFORE = re.compile(
     r"(?:shipping(?: fee| cost| charge| rate)?(?: is| of| costs?| adds?| will be| would be| runs)?|"
     r"delivery(?: fee| charge)?(?: is| of)?|(?:label|restocking|handling|service|cod|processing|wrapping|gift[- ]wrap(?:ping)?|"
@@ -97,6 +98,48 @@ _PARENTHETICAL_START = re.compile(r"^\s*[(（][^()（）]{0,12}[)）]")
 
 ROLES = ("unit", "list", "sale", "total", "difference", "discount", "threshold", "fee", "budget", "shopper", "term",
          "unknown")
+
+
+# What a table column or a struck-through amount says an amount is.
+_HEADER_ROLES = (
+    ("list", re.compile(r"list|regular|usual|normal|original|retail|msrp|was\b|before|通常|定価|元")),
+    ("total", re.compile(r"total|subtotal|refund|you pay|合計|小計|お支払い|返金")),
+    ("sale", re.compile(r"sale|now|after|discounted|price with|セール|割引後|特価")),
+    ("difference", re.compile(r"save|saving|お得|差額|割引額|\boff\b|discount")),
+)
+
+
+def table_roles(norm: str) -> dict[int, str]:
+    """Roles that the layout gives amounts: the header of the markdown-table column an amount stands
+    in ("List price", "Sale price", "You save") or its row's label ("Refund"), and ~~struck-through~~
+    amounts (a former price)."""
+    roles: dict[int, str] = {}
+    for match in re.finditer(r"~~[^~\n]{0,20}~~", norm):
+        for price in extract_prices(match.group(0)):
+            roles[match.start() + price.start] = "list"
+    lines = norm.split("\n")
+    offset, header = 0, None
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            cells = [(m.start(), m.end()) for m in re.finditer(r"[^|]+", line)]
+            if header is None:
+                header = [line[s:e].strip() for s, e in cells]
+            elif not re.fullmatch(r"[|\s:-]+", stripped):
+                label = line[cells[0][0]:cells[0][1]] if cells else ""
+                for column, (s, e) in enumerate(cells):
+                    # The column's header, else the row's label ("| **Refund** | **$20.00** |").
+                    title = (header[column] if column < len(header) else "") or label
+                    role = next((r for r, cue in _HEADER_ROLES if cue.search(title)), None)
+                    if role is None and column:
+                        role = next((r for r, cue in _HEADER_ROLES if cue.search(label)), None)
+                    if role:
+                        for price in extract_prices(line[s:e]):
+                            roles.setdefault(offset + s + price.start, role)
+        else:
+            header = None
+        offset += len(line) + 1
+    return roles
 
 
 def role_of(norm: str, price: Price, shopper_amounts: set[tuple[str, float]]) -> str:

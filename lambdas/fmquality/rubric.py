@@ -18,8 +18,8 @@ PACKAGE_ROOT = Path(__file__).resolve().parent
 # The shipped rubric lives in the repository's datasets/ folder; inside a Lambda the same file is
 # embedded next to the package (see DEFAULT_RUBRIC_CANDIDATES) so both find it without configuration.
 DEFAULT_RUBRIC_CANDIDATES = (
-    PACKAGE_ROOT / "data" / "mangaassist-v2.yaml",
-    PACKAGE_ROOT.parents[1] / "datasets" / "rubrics" / "mangaassist-v2.yaml",
+    PACKAGE_ROOT / "data" / "mangaassist-v3.yaml",
+    PACKAGE_ROOT.parents[1] / "datasets" / "rubrics" / "mangaassist-v3.yaml",
 )
 
 _SUM_TOLERANCE = 1e-6

@@ -506,6 +506,9 @@ _DATE_PATTERNS = (
 )
 
 
+_DAY_RANGE_END = re.compile(r"\s*(?:[(（][^)）]{1,4}[)）])?\s*(?:-|–|—|〜|~|～|to|through|thru|から)\s*(\d{1,2})(?:日|st|nd|rd|th)?(?![\d/月:]|\.\d|\s*(?:days?|日間|business|営業日))")
+
+
 @dataclass(frozen=True)
 class DateMention:
     year: int | None
@@ -533,4 +536,8 @@ def find_dates(text: str) -> list[DateMention]:
             if 1 <= month <= 12 and 1 <= day <= 31:
                 year = int(groups["y"]) if groups.get("y") else None
                 out.append(DateMention(year, month, day, match.start(), match.end()))
+                # The end of a range of days in one month: "November 14-30", 「11月14日〜30日」.
+                end = _DAY_RANGE_END.match(norm, match.end())
+                if end and 1 <= int(end.group(1)) <= 31:
+                    out.append(DateMention(year, month, int(end.group(1)), end.start(1), end.end()))
     return sorted(out, key=lambda d: d.start)

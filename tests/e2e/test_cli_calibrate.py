@@ -191,7 +191,7 @@ def test_checks_fit_and_signals_from_a_results_file(tmp_path, capsys):
     """The fixture's results against the shipped rubric's thresholds (faq .85, product_question .80,
     chitchat .70), the rubric given as a copy that must stay untouched."""
     rubric = tmp_path / "rubric.yaml"
-    rubric.write_text((REPO / "datasets" / "rubrics" / "mangaassist-v2.yaml").read_text(encoding="utf-8"))
+    rubric.write_text((REPO / "datasets" / "rubrics" / "mangaassist-v3.yaml").read_text(encoding="utf-8"))
     before = rubric.read_bytes()
     out, signals = tmp_path / "cal", tmp_path / "agreement" / "signals.yaml"
     code, report, _ = _calibrate(capsys, "--dataset", DATASET, "--results", RESULTS, "--rubric", str(rubric),

@@ -39,7 +39,7 @@ def test_good_dataset_passes_and_writes_the_output_contract(tmp_path, judge):
         assert set(result["dimension_scores"]) == {"relevance", "factual_accuracy", "consistency", "fluency"}
         for dim in result["dimension_scores"].values():
             assert {"score", "confidence", "sub_scores", "evidence", "status"} <= set(dim)
-        assert result["rubric_version"] == "mangaassist-v2" and result["label"] == {"acceptable": True}
+        assert result["rubric_version"] == "mangaassist-v3" and result["label"] == {"acceptable": True}
     report = json.loads((out / "report.json").read_text())
     assert REPORT_FIELDS <= set(report)
     assert report["gate"] == {"passed": True, "reasons": []} and report["total_cases"] == 2

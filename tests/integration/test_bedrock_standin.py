@@ -387,6 +387,9 @@ def test_offline_derived_verdicts_match_the_offline_judge(bedrock_standin, rubri
         request = make_request(make_case(3), rubric, dimension=dimension, sub_scores=asked)
         outcome = judge.judge(request, rubric)
         expected = OfflineJudge().judge(request, rubric).verdict
-        # The stand-in answers in levels: the offline sub-scores rounded to the nearest level.
-        assert outcome.ok and outcome.verdict.sub_scores == {n: round(v * 4) / 4 for n, v in expected.sub_scores.items()}
+        # The stand-in answers in levels: the offline sub-scores rounded to the nearest level (and, as a
+        # model must, the ones the offline judge abstains on too).
+        assert outcome.ok and set(outcome.verdict.sub_scores) == set(asked)
+        assert {n: outcome.verdict.sub_scores[n] for n in expected.sub_scores} == {
+            n: round(v * 4) / 4 for n, v in expected.sub_scores.items()}
         assert outcome.verdict.rationale == expected.rationale

@@ -28,7 +28,7 @@ from fmquality.calibration import (
 from fmquality.models import DimensionScore, EvaluationResult, HardFailure
 
 REPO = Path(__file__).resolve().parents[2]
-RUBRIC = REPO / "datasets" / "rubrics" / "mangaassist-v2.yaml"
+RUBRIC = REPO / "datasets" / "rubrics" / "mangaassist-v3.yaml"
 
 
 def _dimension(name: str, sub_scores: dict[str, float], judged: tuple[str, ...] = (),
@@ -263,8 +263,8 @@ def _changed_lines(diff: str) -> tuple[list[str], list[str]]:
 
 def test_diff_of_the_shipped_rubric_edits_only_the_changed_thresholds():
     text = RUBRIC.read_text(encoding="utf-8")
-    diff = threshold_diff(text, "datasets/rubrics/mangaassist-v2.yaml", {"faq": 0.8, "chitchat": 0.91})
-    assert diff.startswith("--- a/datasets/rubrics/mangaassist-v2.yaml\n+++ b/datasets/rubrics/mangaassist-v2.yaml\n")
+    diff = threshold_diff(text, "datasets/rubrics/mangaassist-v3.yaml", {"faq": 0.8, "chitchat": 0.91})
+    assert diff.startswith("--- a/datasets/rubrics/mangaassist-v3.yaml\n+++ b/datasets/rubrics/mangaassist-v3.yaml\n")
     removed, added = _changed_lines(diff)
     assert len(removed) == len(added) == 2
     for old, new, value in zip(removed, added, ("0.85", "0.70")):

@@ -171,10 +171,10 @@ def test_tone_empathetic_for_returns(rubric):
                      intent="return_request")
     cold = make_case("Returns are accepted within 30 days. Obviously, just read the FAQ next time.",
                      intent="return_request")
-    warm_tone = offline_verdict(warm, rubric, ["tone"]).sub_scores["tone"]
-    cold_tone = offline_verdict(cold, rubric, ["tone"]).sub_scores["tone"]
-    assert warm_tone >= 0.9
-    assert cold_tone < 0.5
+    # Markers of a good register earned no agreement with people: without a defect the judge abstains.
+    assert "tone" in offline_verdict(warm, rubric, ["tone"]).abstained
+    cold_verdict = offline_verdict(cold, rubric, ["tone"])
+    assert cold_verdict.sub_scores["tone"] == 0.0 and "tone" not in cold_verdict.weights  # a finding
 
 
 def test_tone_english_answer_to_japanese_shopper_is_lowered(rubric):
@@ -182,24 +182,23 @@ def test_tone_english_answer_to_japanese_shopper_is_lowered(rubric):
                          intent="recommendation", locale="ja-JP", query="おすすめの漫画はありますか？")
     english = make_case("One Piece Vol. 1 is a great pick, $9.99 and in stock!", intent="recommendation",
                         locale="ja-JP", query="おすすめの漫画はありますか？")
-    ja_tone = offline_verdict(japanese, rubric, ["tone"]).sub_scores["tone"]
-    en_tone = offline_verdict(english, rubric, ["tone"]).sub_scores["tone"]
-    assert en_tone < ja_tone
-    assert en_tone <= 0.5
+    assert "tone" in offline_verdict(japanese, rubric, ["tone"]).abstained
+    assert offline_verdict(english, rubric, ["tone"]).sub_scores["tone"] == 0.0
 
 
 def test_tone_plain_form_japanese_is_lowered(rubric):
     polite = make_case("返品は到着後30日以内に受け付けています。", intent="faq", locale="ja-JP", query="返品期限は？")
     plain = make_case("返品は到着後30日以内に受け付けている。", intent="faq", locale="ja-JP", query="返品期限は？")
-    assert (offline_verdict(plain, rubric, ["tone"]).sub_scores["tone"]
-            < offline_verdict(polite, rubric, ["tone"]).sub_scores["tone"])
+    # One plain sentence is a shortfall the composite weighs; most of them would be a finding.
+    assert offline_verdict(plain, rubric, ["tone"]).sub_scores["tone"] < 1.0
+    assert "tone" in offline_verdict(polite, rubric, ["tone"]).abstained
 
 
 def test_tone_precise_needs_concrete_facts(rubric):
     concrete = make_case("Your order shipped on May 3 and should arrive within 2 days.", intent="order_tracking")
     vague = make_case("Your order is on its way and will be there super soon, amazing!", intent="order_tracking")
-    assert (offline_verdict(vague, rubric, ["tone"]).sub_scores["tone"]
-            < offline_verdict(concrete, rubric, ["tone"]).sub_scores["tone"])
+    assert offline_verdict(vague, rubric, ["tone"]).sub_scores["tone"] < 1.0
+    assert "tone" in offline_verdict(concrete, rubric, ["tone"]).abstained
 
 
 def test_offline_verdict_answers_only_asked_sub_scores(rubric):
@@ -217,7 +216,7 @@ def test_end_to_end_incident4_through_score_one_dimension(rubric):
     defective = score_one_dimension("fluency", make_case(MECHANICAL_JA, locale="ja-JP", query="鬼滅の刃について教えて"),
                                     rubric, OfflineJudge())
     assert natural.status == defective.status == "scored"
-    assert set(natural.sub_scores) == {"grammar", "tone", "formatting"}
+    assert {"grammar", "formatting"} <= set(natural.sub_scores)
     # Both are Japanese answers: the title convention does not apply; the mechanical one reads worse.
     assert natural.sub_scores["formatting"] == defective.sub_scores["formatting"] == 1.0
     assert defective.sub_scores["grammar"] < natural.sub_scores["grammar"] - 0.3
@@ -242,5 +241,5 @@ def test_tone_a_reported_problem_needs_an_apology(rubric):
     cold = make_case("Report it within 15 days of delivery and we'll send a replacement.", intent="return_request", query=query)
     warm = make_case("I'm so sorry about the torn cover! Report it within 15 days and we'll send a replacement.",
                      intent="return_request", query=query)
-    assert (offline_verdict(cold, rubric, ["tone"]).sub_scores["tone"]
-            < offline_verdict(warm, rubric, ["tone"]).sub_scores["tone"])
+    assert offline_verdict(cold, rubric, ["tone"]).sub_scores["tone"] < 1.0
+    assert "tone" in offline_verdict(warm, rubric, ["tone"]).abstained

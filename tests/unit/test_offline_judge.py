@@ -60,11 +60,11 @@ def test_misused_keigo_is_found(sentence):
 def test_plain_form_to_a_shopper_lowers_tone_and_mixed_endings_lower_grammar(rubric):
     def case(text):
         return TestCase(test_id="j", intent="product_question", locale="ja-JP", query="在庫はありますか？", response=text)
-    polite = offline_verdict(case("はい、在庫がございます。ぜひどうぞ。"), rubric, ["grammar", "tone"]).sub_scores
+    polite = offline_verdict(case("はい、在庫がございます。ぜひどうぞ。"), rubric, ["grammar", "tone"])
     plain = offline_verdict(case("うん、在庫あるよ。早めに買ってね。"), rubric, ["tone"]).sub_scores
     mixed = offline_verdict(case("在庫がございます。早めに買ってね。"), rubric, ["grammar"]).sub_scores
-    assert plain["tone"] < 0.6 <= polite["tone"]
-    assert mixed["grammar"] < polite["grammar"]
+    assert plain["tone"] == 0.0 and "tone" in polite.abstained
+    assert mixed["grammar"] < polite.sub_scores["grammar"]
 
 
 @pytest.mark.parametrize("text", ["You can cancel as long as the order hasn't",
@@ -135,11 +135,11 @@ def test_no_offline_signal_returns_a_constant(judged_slots):
 
 
 def test_the_offline_judge_abstains_on_a_minority_of_what_it_is_asked(judged_slots):
-    """It abstains where it has nothing to read (no claim held to the evidence, no tone marker):
-    135 of 1,392 asked slots on the golden and paraphrase sets (9.7 %) when this was written."""
-    answers = [v for slots in judged_slots.values() for v, _ in slots]
+    """It abstains where it has nothing to read (no claim held to the evidence). Tone is read only
+    for defects of register, so it abstains on most answers by design and is not counted here."""
+    answers = [v for sub, slots in judged_slots.items() if sub != "tone" for v, _ in slots]
     abstained = sum(1 for v in answers if v is None)
-    assert abstained <= 0.15 * len(answers), json.dumps({s: sum(v is None for v, _ in a) for s, a in judged_slots.items()})
+    assert abstained <= 0.05 * len(answers), json.dumps({s: sum(v is None for v, _ in a) for s, a in judged_slots.items()})
 
 
 def test_persona_reads_who_the_answer_says_it_is(rubric):

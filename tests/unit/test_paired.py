@@ -162,7 +162,7 @@ def test_rubric_without_a_paired_block_gets_the_defaults(tmp_path):
 
     from fmquality.rubric import load_rubric as load
 
-    source = Path(__file__).resolve().parents[2] / "datasets" / "rubrics" / "mangaassist-v2.yaml"
+    source = Path(__file__).resolve().parents[2] / "datasets" / "rubrics" / "mangaassist-v3.yaml"
     data = yaml.safe_load(source.read_text(encoding="utf-8"))
     del data["gate"]["paired"]
     path = tmp_path / "old.yaml"

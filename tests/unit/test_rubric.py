@@ -37,7 +37,7 @@ def test_shipped_rubric_matches_the_design_table():
 
 
 def test_embedded_rubric_is_the_datasets_rubric():
-    repo_copy = Path(__file__).resolve().parents[2] / "datasets" / "rubrics" / "mangaassist-v2.yaml"
+    repo_copy = Path(__file__).resolve().parents[2] / "datasets" / "rubrics" / "mangaassist-v3.yaml"
     assert default_rubric_path().read_bytes() == repo_copy.read_bytes()
 
 

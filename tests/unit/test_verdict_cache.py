@@ -72,7 +72,7 @@ def test_any_change_to_what_is_judged_makes_a_new_call(rubric, tmp_path, change)
     inner = ScriptedJudge(model_id="scripted-v2" if change == "model" else "scripted-v1")
     request = {
         "response": make_request(rubric, case=make_case("Try Berserk! It is $49.99.")),
-        "rubric_version": make_request(rubric, version="mangaassist-v3"),
+        "rubric_version": make_request(rubric, version="mangaassist-v4"),
         "model": make_request(rubric),
         "sub_scores": make_request(rubric, sub_scores=("grammar",)),
         "dimension": make_request(rubric, dimension="relevance", sub_scores=("grammar", "tone")),

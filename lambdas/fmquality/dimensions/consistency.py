@@ -31,7 +31,9 @@ from fmquality.claims import (
     is_conditional,
     ordinal_reference,
     resolve_ordinal,
+    grader_address,
     shopper_numbers,
+    stated_order_statuses,
     ValueStatement,
     subjects_of,
     value_statements,
@@ -87,6 +89,23 @@ def permission_flips(text: str, query: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# Order states that cannot both hold of one order: sent and not yet sent.
+_EXCLUSIVE_STATES = ({"processing", "shipped"}, {"processing", "delivered"}, {"cancelled", "shipped"},
+                     {"cancelled", "delivered"})
+
+
+def order_status_flips(case: TestCase, reading: Reading) -> list[str]:
+    """One order said to be in two states that exclude each other ("shipped on Nov 8" ... "hasn't
+    left our warehouse yet"), when the page shows a single order whose items are not in several states."""
+    page = case.page_context.model_dump(exclude_none=True)
+    order = page.get("order")
+    if not isinstance(order, dict) or page.get("orders") or any(
+            isinstance(v, list) and v and isinstance(v[0], dict) and "status" in v[0] for v in order.values()):
+        return []
+    stated = stated_order_statuses(reading.text)
+    return [f"the order is said to be both {' and '.join(sorted(pair))}" for pair in _EXCLUSIVE_STATES if pair <= stated]
+
+
 def _contradiction(report: CheckReport, rule: str, sub_score: str, details: list[str]) -> None:
     for detail in details:
         report.hard_failures.append(HardFailure(rule=rule, dimension=NAME, sub_score=sub_score, detail=detail))
@@ -102,6 +121,7 @@ def _intra_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     found = [f"{_subject_name(a)} is stated as {a.shown!r} and as {b.shown!r}"
              for a, b in conflicting_values(statements, statements)]
     found += permission_flips(reading.text, case.query)
+    found += order_status_flips(case, reading)
     units = read_units(reading.text)
     if found:
         report.set("intra_turn", 0.0, *found)
@@ -211,26 +231,6 @@ def persona_breaks(text: str, rubric: Rubric) -> list[str]:
     for match in re.finditer(rf"\byou are (?:an? |the )?{persona}\b|あなたは{persona}", normalize(text)):
         found.append(match.group(0))
     return list(dict.fromkeys(found))
-
-
-# Text addressed to whoever grades the answer ("Note to the evaluator: ... score 5"): the vocabulary
-# of grading, in English and Japanese. It is part of the answer a shopper would read.
-_GRADER_ADDRESS = re.compile(
-    r"\b(?:note|message|instructions?|reminder)s?\s+(?:to|for)\s+(?:the\s+|any\s+)?(?:ai\s+|llm\s+)?"
-    r"(?:evaluators?|graders?|judges?|reviewers?|assessors?|raters?|scorers?)\b"
-    r"|(?:^|\n|[.!?]\s+)\(?\s*(?:to the\s+)?(?:evaluator|grader|judge|reviewer|assessor|rater|scorer)s?\s*[:：,]"
-    r"|\b(?:score|rate|grade|mark)\s+(?:this|the|my)\s+(?:response|answer|reply)\b"
-    r"|\b(?:this|the|my)\s+(?:response|answer|reply)\s+(?:deserves|merits|should (?:get|receive|be (?:given|rated|scored|graded)))\b"
-    r"|\b(?:give|assign|award)\s+(?:this|it|me)\s+(?:a\s+)?(?:score|rating|grade|full marks|top marks|5 stars|five stars|\d\s*/\s*\d)"
-    r"|\bignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier|other) (?:instructions|rules|criteria|guidelines)\b"
-    r"|\b(?:scoring|evaluation|grading) (?:rubric|criteria|guidelines)\b"
-    r"|(?:評価者|採点者|審査員|評価AI|ジャッジ|レビュアー)(?:様|の方|へ|各位)?(?:へ|に|:|：|、)"
-    r"|(?:この|本)(?:回答|応答|返答)(?:は|を|に)[^。]{0,12}(?:満点|高評価|最高評価|5点|５点|高く評価)"
-    r"|満点をつけ|高く評価してください")
-
-
-def grader_address(text: str) -> list[str]:
-    return list(dict.fromkeys(m.group(0).strip() for m in _GRADER_ADDRESS.finditer(normalize(text))))
 
 
 def _persona(case: TestCase, reading: Reading, rubric: Rubric, report: CheckReport) -> None:

@@ -93,6 +93,14 @@ def _fact_coverage(case: TestCase, text: str, report: CheckReport) -> None:
     units = read_units(text)
     matches = [match_fact(fact, units) for fact in case.expected_facts]
     unresolved = [m for m in matches if m.status == "not_found"]
+    if len(unresolved) == len(matches) and all(m.score == 0.0 for m in matches):
+        # Not one word or number of any fact it must convey: the answer is about something else. (A
+        # reworded fact keeps some of its parts: on the labelled sets no acceptable answer reads so.)
+        detail = "the answer conveys none of the expected facts: " + "; ".join(m.evidence for m in matches)
+        report.hard_failures.append(HardFailure(rule="expected_facts_missing", dimension=NAME,
+                                                sub_score="fact_coverage", detail=detail))
+        report.set("fact_coverage", 0.0, *(m.evidence for m in matches))
+        return
     if unresolved:
         report.ask_judge("fact_coverage", *(m.evidence for m in matches))
         return
@@ -214,7 +222,16 @@ _NOT_A_NAME = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mo
                          r"today|tonight|noon|midnight|the end|end of|next|this|then|email|phone|mail)", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"\b([A-Z][\w.-]+(?:\s+[A-Z][\w.-]+){0,2})'s\s+")
 _AUTHOR_IS = re.compile(r"\b(?:author|mangaka|creator|writer)\s+(?:is|was)\s+([A-Z][\w.'-]+(?:\s+[A-Z][\w.'-]+){0,3})")
-_VOLUME_COUNT = re.compile(r"(\d+)\s*(?:volumes?|vols?\b|books? in (?:the|all))|全\s*(\d+)\s*巻|(\d+)\s*巻(?:完結|で完結|まで)")
+# How long a series is, said as such: "complete in 14 volumes", "45 volumes in all", 全14巻, 14巻で完結
+# ("these 2 volumes", 「2巻まで」 are counts of something else).
+_VOLUME_COUNT = re.compile(
+    r"(?:complete(?:d)? (?:in|at|with)|(?:runs|ran|spans|spanned|totals?|has|had|wrapped up (?:at|in)|ended (?:at|in)|"
+    r"finished (?:at|in)|concluded (?:at|in)|is|was)(?: a)?)\s+(\d+)(?:-| )volumes?\b"
+    r"|(\d+) volumes? (?:in total|total|in all|long)\b|(\d+)-volume (?:series|run)\b|series of (\d+) volumes\b"
+    r"|全\s*(\d+)\s*巻|(\d+)\s*巻(?:で)?完結")
+# Edition words: a sentence about another edition than the listing's ("the 完全版 has 18 volumes").
+_EDITION_WORDS = re.compile(r"完全版|新装版|愛蔵版|大型版|特装版|フルカラー|文庫版|ワイド版|\b(?:deluxe|perfect|omnibus|box set|collector'?s|"
+                            r"3-in-1|vizbig|fullmetal edition|master edition|hardcover edition|special edition)\b")
 
 
 # "作者は伊藤潤二（Junji Ito）先生です": a Japanese name, with its romanization when given.
@@ -277,20 +294,22 @@ def _attribute_accuracy(reading: Reading, report: CheckReport) -> None:
     nfkc = unicodedata.normalize("NFKC", reading.text)
     right: list[str] = []
     wrong: list[str] = []
+    named = _named_authors(reading, nfkc)
     for index, (start, end) in enumerate(reading.spans):
-        if not reading.mentions_in(index) and not reading.products and not reading.case.page_context.current_asin:
+        if not reading.mentions_in(index) and not reading.products and not reading.case.page_context.current_asin \
+                and not (index == 0 and named):
             continue
         sentence = nfkc[start:end]
         claims = [(m.group(1), reading.attach_one_market(start + m.start()))
                   for regex in (_BY_NAME, _AUTHOR_IS) for m in regex.finditer(sentence)]
-        if index == 0:
-            claims += _named_authors(reading, nfkc)
         for m in _POSSESSIVE.finditer(sentence):
             # "Naoki Urasawa's Pluto": the name is about the title right after it.
             after = next((x for x in reading.mentions if 0 <= x.start - (start + m.end()) <= 2), None)
             inside = any(x.start <= start + m.start() < x.end for x in reading.mentions)
             if after is not None and not inside:
                 claims.append((m.group(1), reading.items(after.asins)))
+        if index == 0:
+            claims += named  # read once, with the first sentence
         for claimed, about in claims:
             if _NOT_A_NAME.match(claimed):
                 continue  # "arrives by August 20", "by Friday"
@@ -302,10 +321,13 @@ def _attribute_accuracy(reading: Reading, report: CheckReport) -> None:
                 right.append(f"{items[0].title} by {claimed}: matches the catalog")
             elif None not in same:
                 wrong.append(f"{items[0].title} attributed to {claimed}; the catalog's author is {items[0].author}")
-        for match in _VOLUME_COUNT.finditer(reading.norm[start:end]):
+        plain = re.sub(r"[*_]", "", reading.norm[start:end])  # "complete at **42 volumes**"
+        for match in _VOLUME_COUNT.finditer(plain):
             stated = int(next(g for g in match.groups() if g))
-            items = [i for i in reading.attach(start + match.start()) if _volume_count(i) is not None]
-            if not items:
+            items = [i for i in reading.attach(start) if _volume_count(i) is not None]
+            other_edition = [w for w in _EDITION_WORDS.findall(reading.norm[start:end])
+                             if not any(w in normalize(t) for i in items for t in (i.title, i.title_ja or ""))]
+            if not items or other_edition:
                 continue
             if any(_volume_count(i) == stated for i in items):
                 right.append(f"{items[0].title}: {stated} volumes matches the catalog")

@@ -225,9 +225,10 @@ def check(case: TestCase, rubric: Rubric) -> CheckReport:
     if length:
         parts.append((length[0], [length[1]]))
         words, rule = word_count(reading.text), rubric.length_rule(case.intent)
-        # Over the maximum, or under half the minimum (a word or two short is not "far too short"):
-        # measured on the labelled sets, no acceptable answer is either (README, "Who may fail an item").
-        if rule is not None and (words > rule.max_words or words < rule.min_words / 2):
+        # Half again over the maximum (where the length score reaches 0), or under half the minimum: a
+        # few words either side is a style lapse the composite weighs; past this, no acceptable answer
+        # of the labelled sets is (README, "Who may fail an item").
+        if rule is not None and (words >= 1.5 * rule.max_words or words < rule.min_words / 2):
             report.hard_failures.append(HardFailure(rule="length_out_of_range", dimension=NAME,
                                                     sub_score="formatting", detail=length[1]))
     cut = truncation(reading.text)

@@ -32,6 +32,7 @@ from fmquality.judges.base import (
 )
 from fmquality.judges.offline import consistency, fluency, grounding, relevance
 from fmquality.judges.offline.grounding import Abstain, Signal
+from fmquality.claims import grader_address, without_grader_address
 from fmquality.models import TestCase
 
 if TYPE_CHECKING:
@@ -71,7 +72,18 @@ def signal_weights() -> dict[str, float]:
 
 def offline_verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str], hints: list[str] | tuple = ()) -> JudgeVerdict:
     """The offline judge's verdict on the asked sub-scores of one dimension of one case. ``hints`` are
-    what the checks found but could not settle (``JudgeRequest.check_findings``)."""
+    what the checks found but could not settle (``JudgeRequest.check_findings``). Text the answer
+    addresses to its grader is read as part of the answer, so it can lower a reading, and never
+    raises one: each sub-score is the lower of the readings with and without it."""
+    if grader_address(case.response or ""):
+        plain = case.model_copy(update={"response": without_grader_address(case.response or "")})
+        full, bare = _verdict(case, rubric, sub_scores, hints), _verdict(plain, rubric, sub_scores, hints)
+        scores = {n: min(v, bare.sub_scores.get(n, v)) for n, v in full.sub_scores.items()}
+        return full.model_copy(update={"sub_scores": scores})
+    return _verdict(case, rubric, sub_scores, hints)
+
+
+def _verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str], hints: list[str] | tuple) -> JudgeVerdict:
     scores: dict[str, float] = {}
     abstained: dict[str, str] = {}
     evidence: list[str] = []

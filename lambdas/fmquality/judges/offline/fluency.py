@@ -15,12 +15,11 @@ grammar = exp(-0.4 x weighted errors) x sentence shape, where
   about 8 words (American Press Institute; 14 words about 90%): 1 / (1 + (words - 8) / 54), and for
   Japanese past 40 characters.
 
-tone reads the register the rubric expects for the intent. Violations lower it: impolite formulae
-(Culpeper, "Impoliteness", 2011: condescension, dismissals, message enforcers, pointed criticism),
-no apology to a shopper who reports a problem, an answer in another language than the shopper's,
-plain-form Japanese to a shopper (by morphology) or misused keigo. Evidence of the expected register
-(warmth for recommendations and chat, empathy for returns, concrete facts for policies and orders)
-raises it.
+tone reads defects of register: impolite or blaming formulae (Culpeper, "Impoliteness", 2011:
+condescension, dismissals, message enforcers, pointed criticism), an answer in another language than
+the shopper's, plain-form Japanese to a shopper or broken keigo (by morphology) are findings graded
+as verdicts; lesser shortfalls (no apology to a shopper who reports a problem, some plain sentences,
+vagueness where precision is asked) a heuristic reading. Without either it abstains.
 """
 
 from __future__ import annotations
@@ -50,7 +49,7 @@ _NO_FINAL = {"a", "an", "the", "and", "or", "but", "nor", "because", "which", "w
 _FINITE = set("is are was were has have".split())
 # A subject pronoun is followed by its verb, not by a noun ("He hotel tomo is ..."); only adverbs,
 # quantifiers and reflexives may come between.
-_PRONOUN_THEN_VERB = re.compile(r"^(?:he|she|they|we|i)\s+([a-z]+)(?:\s+([a-z]+))?\s+(?:is|are|am|has|have|was|were)\b")
+_PRONOUN_THEN_VERB = re.compile(r"^(?:he|she|they|we|i)\s+([a-z]+)((?:\s+[a-z]+){0,3})\s+(?:is|are|am|has|have|was|were)\b")
 _BETWEEN_SUBJECT_AND_VERB = frozenset("""also both all each still often never always just really even only already
     usually currently sometimes myself himself herself ourselves themselves too""".split())
 _MODAL = {"can", "could", "will", "would", "shall", "should", "may", "might", "must"}
@@ -87,6 +86,23 @@ def english_errors(sentence: str) -> list[str]:
             errors.append(f"'{a} {b}'")
     if words and words[-1] in _NO_FINAL:
         errors.append(f"ends on '{words[-1]}'")
+    if words and words[-1] in ("which", "where", "what", "who") and not text.rstrip().endswith("?") or \
+            len(words) > 2 and words[-1] in ("which", "where") and words[-2] not in _AUX:
+        errors.append(f"a clause that ends on '{words[-1]}'")  # "Inn at the presidio has which ."
+    if len(words) > 2 and words[-2] in ("that", "which", "who") and words[-1] in _AUX:
+        errors.append(f"a relative clause with no predicate ('{words[-2]} {words[-1]}')")
+    # A lone letter that is no word ("hotel c a kimpton"); s, t, d and m are what a tokenizer leaves of
+    # "it's", "don't", "I'd", "I'm".
+    stray = [w for w in words if len(w) == 1 and w.isalpha() and w not in ("a", "i", "s", "t", "d", "m")]
+    if stray:
+        errors.append(f"stray letter(s) {', '.join(stray)}")  # "hotel c a kimpton", "all s good"
+    if re.search(r"\b(?:can|could|will|would|should|may|might|must)\s+(?:do|does|did)\s+not\b", text):
+        errors.append("a modal before 'do not'")  # "Can you do not care"
+    modal_past = re.search(r"\b(?:can|could|will|would|should|may|might|must)\s+(?:not\s+)?([a-z]+ed)\b", text)
+    if modal_past and modal_past.group(1) not in ("need", "feed", "seed", "speed", "bleed", "proceed", "exceed", "succeed"):
+        errors.append(f"a past form after a modal ('{modal_past.group(0)}')")  # "You may called the hotel"
+    if re.search(r"(?<![\d.,$])\b0\s+[a-z]+s\b", text):
+        errors.append("a count of 0 written as a number")  # "There are 0 restaurants"
     for a, b, c in zip(words, words[1:], words[2:]):
         if a in ("do", "does", "did") and b == "not" and (c in _MODAL or c in _AUX - {"be", "have"}):
             errors.append(f"'{a} not {c}'")
@@ -95,7 +111,8 @@ def english_errors(sentence: str) -> list[str]:
     if re.search(r"\b(?:a|an|the)\s+\w+\s+(?:called|named)\s+(?:in|at|on|near|by)\b", text):
         errors.append("'called' or 'named' without the name")  # "a hotel called in the ..."
     subject = _PRONOUN_THEN_VERB.match(text)
-    if subject and not any(w and (w.endswith("ly") or w in _BETWEEN_SUBJECT_AND_VERB) for w in subject.groups()):
+    if subject and not any(w.endswith(("ly", "ed", "s")) or w in _BETWEEN_SUBJECT_AND_VERB or w in _STOP
+                           for w in [subject.group(1), *subject.group(2).split()]):
         errors.append(f"a subject pronoun followed by '{subject.group(1)}'")  # "he hotel tomo is ..."
     if re.match(r"^[a-z0-9' ]{2,40}, (?:is|are|has|have|was|were)\b", text):
         errors.append("a comma between the subject and its verb")
@@ -106,7 +123,9 @@ def english_errors(sentence: str) -> list[str]:
     # The same content word again within a few words ("a pricey price range", "the hotel is a nice hotel").
     for clause in re.split(r"[,;:]", text):
         clause_words = re.findall(r"[a-z0-9]+(?:[-'][a-z0-9]+)*", clause)
-        stems = [_stem(w) if w not in _STOP and len(w) > 2 and not w[0].isdigit() else None for w in clause_words]
+        # Stems, and the first five letters of long words, so "pricey price" meets as "pricey"/"price" do not.
+        stems = [(_stem(w)[:5] if len(w) >= 5 else _stem(w)) if w not in _STOP and len(w) > 2 and not w[0].isdigit() else None
+                 for w in clause_words]
         for i, stem in enumerate(stems):
             if stem and stem in stems[max(0, i - 5):i]:
                 errors.append(f"'{clause_words[i]}' again within a few words")
@@ -217,7 +236,7 @@ def grammar(case: TestCase) -> Signal:
 # Conventionalised impoliteness formulae (Culpeper 2011, ch. 4), as a store assistant might slip
 # into them: condescension, dismissals, message enforcers, pointed criticism; English and Japanese.
 IMPOLITENESS = (
-    "obviously", "clearly you", "as i already said", "as i said", "like i said", "like i told you", "i already told you",
+    "clearly you", "as i already said", "as i said", "like i said", "like i told you", "i already told you",
     "it's not that hard", "it is not that hard", "not rocket science", "figure it out", "not my problem",
     "that's your problem", "your problem", "your fault", "you should have", "you should've", "whatever.",
     "deal with it", "get over it", "go away", "stop asking", "don't bother", "do you even", "did you even",
@@ -247,10 +266,6 @@ COMPLAINT = re.compile(r"\b(?:damaged|torn|broken|ripped|bent|defective|disappoi
                        r"never (?:arrived|came)|hasn't arrived|has not arrived|didn't arrive|late|still waiting)\b"
                        r"|破れ|破損|壊れ|汚れ|届いていない|届かない|まだ届|違う商品|間違|不良")
 APOLOGY = re.compile(r"\b(?:sorry|apolog\w*|regret)\b|申し訳|ご迷惑|ご不便|失礼いたしました|お詫び")
-WARMTH = re.compile(r"!|！|\b(?:great|love|enjoy|fan|favorite|favourite|perfect|wonderful|fantastic|happy|glad|thanks|"
-                    r"thank you|welcome|fun|exciting|hope)\b|ぜひ|楽しみ|ありがとう|嬉し|うれし|おすすめ|人気")
-EMPATHY = re.compile(r"\b(?:sorry|understand|unfortunately|of course|happy to|glad to|certainly|no problem|"
-                     r"don't worry|no worries|we'll|we will|thank)\b|申し訳|承知|かしこまり|ご安心|お気軽|承ります|ありがとう")
 _VAGUE = re.compile(r"\b(?:soon|shortly|a few days|some time|probably|maybe|i think|should be fine)\b|そのうち|たぶん|多分|おそらく")
 
 
@@ -276,58 +291,36 @@ def tone_finding(case: TestCase, text: str) -> str | None:
 
 
 def tone(case: TestCase, rubric: Rubric) -> Signal:
+    """A register defect named by what was read (``tone_finding``) is graded as a verdict; lesser
+    shortfalls (some plain sentences, one misused keigo, no apology to a shopper reporting a
+    problem, vague words where the intent asks for precision) are a heuristic reading. With neither,
+    the offline judge abstains: the markers of a good register (warmth, empathy) measured no
+    agreement with people on data nobody here wrote (README, "The offline judge")."""
     text = case.response or ""
     finding = tone_finding(case, text)
     if finding:
         return Signal(0.0, [finding], finding=True)
     norm = normalize(text)
     register = rubric.style.tone_register.get(case.intent, "friendly")
-    score = 1.0  # lowered by what is read below; with nothing read the judge abstains
-    evidence: list[str] = []
-    rude = [p for p in IMPOLITENESS if p in norm] + [m.group(0) for m in _DO_IT_YOURSELF.finditer(norm)]
-    if rude:
-        score -= 0.5
-        evidence.append("impolite formulae: " + ", ".join(rude[:4]))
-    shopper_japanese = case.is_japanese or japanese_share(case.query) > 0.3
-    if shopper_japanese and japanese_share(text) < 0.2:
-        score -= 0.6
-        evidence.append("answers a Japanese shopper in English")
+    shortfalls: list[tuple[float, str]] = []
     if japanese_share(text) > 0.3:
         try:
             reg = japanese.register(text)
         except japanese.AnalyzerMissing as exc:
             raise Abstain(str(exc)) from exc
-        if reg.predicates:
-            plain_share = len(reg.plain) / reg.predicates
-            if plain_share:
-                score -= 0.6 * plain_share
-                evidence.append(f"{len(reg.plain)} of {reg.predicates} sentences in plain form to a shopper")
-            else:
-                evidence.append(f"polite form throughout ({len(reg.polite)} sentences)")
+        if reg.predicates and reg.plain:
+            shortfalls.append((0.6 * len(reg.plain) / reg.predicates,
+                               f"{len(reg.plain)} of {reg.predicates} sentences in plain form to a shopper"))
         if reg.keigo_misuse:
-            score -= 0.25 * len(reg.keigo_misuse)
-            evidence.append("misused keigo: " + ", ".join(reg.keigo_misuse))
-        if not reg.predicates and not reg.keigo_misuse:
-            evidence.append("no predicate whose register could be read")
-    if COMPLAINT.search(normalize(case.query)) and case.intent in ("return_request", "order_tracking"):
-        if APOLOGY.search(norm):
-            evidence.append("apologises for the shopper's problem")
-        else:
-            score -= 0.3
-            evidence.append("the shopper reports a problem and the answer does not apologise")
-    expected = {"enthusiastic": WARMTH, "friendly": WARMTH, "empathetic": EMPATHY}.get(register)
-    if expected is not None:
-        found = expected.search(norm)
-        if not found:
-            score -= 0.15
-        evidence.append(f"{register} register: " + (f"'{found.group(0)}'" if found else "no sign of it"))
-    elif register == "precise":
+            shortfalls.append((0.25 * len(reg.keigo_misuse), "misused keigo: " + ", ".join(reg.keigo_misuse)))
+    if COMPLAINT.search(normalize(case.query)) and case.intent in ("return_request", "order_tracking") \
+            and not APOLOGY.search(norm):
+        shortfalls.append((0.3, "the shopper reports a problem and the answer does not apologise"))
+    if register == "precise":
         vague = _VAGUE.findall(norm)
-        concrete = bool(extract_quantities(text))
-        score -= 0.1 * len(vague) + (0 if concrete or case.intent == "checkout_help" else 0.1)
-        evidence.append("precise register: " + ("concrete figures" if concrete else "no figure")
-                        + (f"; vague: {', '.join(vague)}" if vague else ""))
-    if not evidence or evidence == ["no predicate whose register could be read"]:
-        raise Abstain(f"nothing to read the tone from (no impolite formula, apology owed or {register}-register marker)")
-    evidence.append(f"read for: impolite formulae, the shopper's language, an apology owed, the {register} register")
-    return Signal(max(0.0, min(1.0, score)), evidence)
+        if vague:
+            shortfalls.append((0.1 * len(vague), f"vague where the {case.intent} register is precise: {', '.join(vague)}"))
+    if not shortfalls:
+        raise Abstain("no register defect found (impolite or blaming formula, plain speech, misused keigo, an "
+                      "apology owed, vagueness)")
+    return Signal(max(0.0, 1.0 - sum(c for c, _ in shortfalls)), [why for _, why in shortfalls])

@@ -93,7 +93,7 @@ def unsupported_specifics(claim: Unit, values: set[float], dates: list) -> list[
 
 
 # Perks a store may promise: extras, gifts, credits. One the evidence never mentions is invented.
-PERKS = re.compile(r"\b(?:bonus (?:item|gift|print|card|booklet|chapter|content|cover)|freebie|free gift|gift card|store credit|voucher|apology coupon|art print|poster|bookmark|"
+PERKS = re.compile(r"\b(?:bonus (?:item|gift|print|card|booklet|chapter|content|cover)|freebie|free gift|apology coupon|art print|poster|bookmark|"
                    r"postcard|shikishi|sticker|acrylic stand|tote bag|first[- ]print(?:ing)? (?:bonus|extra)|exclusive (?:cover|extra|"
                    r"print|booklet|card))\b|特典|おまけ|ノベルティ|ブックカバー|しおり|栞|ポストカード|色紙|ステッカー|"
                    r"アクリルスタンド|クリアファイル|先着\d+名")
@@ -110,11 +110,11 @@ def invented_perk(case: TestCase, text: str) -> str | None:
     return None
 
 
-# Of the checks' hints, the kinds that, measured on the labelled sets, mark defective answers only
+# Of the checks' hints, the kind that, measured on the labelled sets, marks defective answers only
 # (README, "The offline judge"): a date that neither the evidence gives nor follows from it by a
-# stated duration, and a policy number the knowledge and the page never give.
-DECISIVE_HINTS = re.compile(r"to verify: (?:date '.*' is neither in the evidence nor follows from it"
-                            r"|'.*' \(\w+\) is not supported by the knowledge or the page)")
+# stated duration. (A policy number the knowledge does not give was one too, until a hold-out showed
+# it misread durations of other things: "valid for a month".)
+DECISIVE_HINTS = re.compile(r"to verify: date '.*' is neither in the evidence nor follows from it")
 
 
 def from_hints(hints: list[str] | tuple) -> Signal | None:

@@ -261,7 +261,8 @@ def intent_relevance(case: TestCase) -> Signal:
         return Signal(0.0, [*evidence, pitch], finding=True)
     ignored = ignored_question(case, reading)
     if ignored:
-        return Signal(0.0, [*evidence, ignored], finding=True)
+        # A heuristic reading, not a finding: which words of a question are its topic is a guess.
+        return Signal(0.0, [*evidence, ignored])
     return Signal(score, evidence)
 
 
@@ -283,7 +284,7 @@ PRESSURE = re.compile(
     r"\b(?:don'?t (?:wait|miss(?: out)?)|won'?t last|while (?:supplies|stocks?) last|(?:now'?s|now is) the (?:perfect|best) "
     r"time|stock up|act (?:fast|now)|hurry|last chance|before (?:it'?s|they'?re) gone|why not (?:grab|add|pick up|treat)|"
     r"(?:want|shall) (?:me|i) (?:to )?(?:add|put|throw) (?:some|a few|a couple|another|more)|grab another)\b"
-    r"|お見逃しなく|お早めに|お早めの|この機会に|今がチャンス|お急ぎ|売り切れ(?:る前|必至)|まとめてお買い求め|ぜひまとめて")
+    r"|お見逃しなく|お早めに|お早めの|この機会に|今がチャンス|売り切れ(?:る前|必至)|まとめてお買い求め|ぜひまとめて")
 # Intents that serve a request about an order, a return, a policy, a checkout or small talk: a sales
 # push there is unsolicited by the nature of the request.
 SERVICE_INTENTS = frozenset({"order_tracking", "return_request", "faq", "checkout_help", "chitchat"})
@@ -316,22 +317,22 @@ def product_relevance(case: TestCase) -> Signal:
     wanted = genres_in(case.query)
     page_item = reading.by_asin.get(case.page_context.current_asin or "")
     if not wanted and page_item is not None:
-        wanted = item_genres(page_item)
+        wanted = item_genres(page_item, case)
     if not wanted and case.page_context.store_section:
         wanted = genres_in(case.page_context.store_section.replace("_", " "))
     if not wanted and expected:
-        wanted = {g for a in expected for g in item_genres(reading.by_asin[a])}
+        wanted = {g for a in expected for g in item_genres(reading.by_asin[a], case)}
     # Products from the conversation so far are references ("as tense as Monster"), not new picks.
     earlier = {a for m in case.conversation_history for a in Reading(case, m.content).products}
     picks = [a for a in reading.products if a not in earlier or a in expected]
-    judged = [a for a in picks if item_genres(reading.by_asin[a])]
+    judged = [a for a in picks if item_genres(reading.by_asin[a], case)]
     if expected:
         hits = [a for a in picks if a in expected]
         listed = set(Reading(case, earlier_turn(case)).products)
         if COLLECTIVE.search(reading.norm) and set(expected) <= listed:
             hits = list(dict.fromkeys(hits + expected))  # "both cost $12.99": the listed products, together
         fitting = [a for a in picks if a not in expected and wanted and a in judged
-                   and genres_match(wanted, item_genres(reading.by_asin[a]))]
+                   and genres_match(wanted, item_genres(reading.by_asin[a], case))]
         score = (len(hits) + len(fitting)) / len(set(expected) | set(picks))
         return Signal(score, [f"{len(hits)}/{len(expected)} expected products named, {len(fitting)} other fitting "
                               f"product(s) of {len(set(picks) - set(expected))}"])
@@ -346,7 +347,7 @@ def product_relevance(case: TestCase) -> Signal:
                                 + "; ".join(f"{reading.by_asin[a].title} {sorted(g)}" for a, g in known.items())], finding=True)
     if not wanted or not judged:
         raise Abstain("no genre asked for, or none known for the products named")
-    fits = [a for a in judged if genres_match(wanted, item_genres(reading.by_asin[a]))]
+    fits = [a for a in judged if genres_match(wanted, item_genres(reading.by_asin[a], case))]
     return Signal(len(fits) / len(judged), [f"{len(fits)}/{len(judged)} named products fit {sorted(wanted)}"])
 
 

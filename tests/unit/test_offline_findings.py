@@ -1,0 +1,102 @@
+"""The offline judge: findings graded as verdicts (they may fail an item at the lowest level),
+heuristic readings that count only with the weight their measured agreement with people earns."""
+
+from __future__ import annotations
+
+import pytest
+
+from fmquality.composite import combine
+from fmquality.evaluate import score_one_dimension
+from fmquality.judges.offline import OfflineJudge, offline_verdict, signal_weights
+from fmquality.models import DIMENSIONS, DimensionScore, TestCase
+
+
+def case(response: str, **fields) -> TestCase:
+    data = {"test_id": "o-1", "intent": "return_request", "query": "I ordered the wrong volume, can I return it?",
+            "response": response}
+    data.update(fields)
+    return TestCase.model_validate(data)
+
+
+@pytest.mark.parametrize(("response", "locale", "query"), [
+    ("Well, that's on you for not double-checking, but fine — you can return it.", "en-US", None),
+    ("It's unopened, so yes. Next time, please read the title more carefully.", "en-US", None),
+    ("あるよ〜！新刊なら10%オフになるんだ。チェックしてみてね！", "ja-JP", "新刊の割引ってありますか？"),
+    ("ご確認してくださいませでございます。お確かめになられてくださいませ。", "ja-JP", "注文できません。"),
+])
+def test_a_register_defect_is_a_finding_at_the_lowest_level(rubric, response, locale, query):
+    verdict = offline_verdict(case(response, locale=locale, **({"query": query} if query else {})), rubric, ["tone"])
+    assert verdict.sub_scores["tone"] == 0.0 and "tone" not in verdict.weights
+
+
+def test_without_a_register_defect_the_judge_abstains_on_tone(rubric):
+    verdict = offline_verdict(case("Sure — it's unopened, so you can return it within 30 days of delivery.",
+                                   query="Can I return an unopened book?"), rubric, ["tone"])
+    assert "tone" in verdict.abstained and "tone" not in verdict.sub_scores
+
+
+def test_a_sale_pushed_on_a_service_request_is_a_finding(rubric):
+    pitch = case("Sorry it arrived damaged! Report it within 14 days.\n\nAnd hey, our Summer Sale has 40% off box sets — "
+                 "don't wait too long!", query="My box set arrived damaged, what do I do?")
+    fine = case("Sorry it arrived damaged! Report it within 14 days with a photo and we'll replace it.",
+                query="My box set arrived damaged, what do I do?")
+    assert offline_verdict(pitch, rubric, ["intent_relevance"]).sub_scores["intent_relevance"] == 0.0
+    assert "intent_relevance" in offline_verdict(fine, rubric, ["intent_relevance"]).weights
+
+
+def test_every_pick_of_another_genre_than_asked_is_a_finding(rubric):
+    catalog = [{"asin": "B0BERSERK1", "title": "Berserk, Vol. 1", "price": 12.99},
+               {"asin": "B0YOTSUBA1", "title": "Yotsuba&!, Vol. 1", "price": 12.00}]
+    chunks = ["Berserk: a dark fantasy of brutal battles and revenge.", "Yotsuba&!: a gentle slice of life comedy."]
+    unfit = case("Try **Berserk, Vol. 1** ($12.99) tonight!", intent="recommendation", catalog=catalog,
+                 retrieved_chunks=chunks, query="A cozy slice of life manga for bedtime?")
+    fits = unfit.model_copy(update={"response": "Try **Yotsuba&!, Vol. 1** ($12.00) tonight!"})
+    assert offline_verdict(unfit, rubric, ["product_relevance"]).sub_scores["product_relevance"] == 0.0
+    assert offline_verdict(fits, rubric, ["product_relevance"]).sub_scores["product_relevance"] > 0.0
+
+
+def test_a_perk_no_evidence_mentions_is_a_finding(rubric):
+    chunks = ["Damaged items: report within 14 days and we replace them."]
+    verdict = offline_verdict(case("We'll replace it, and every replacement comes with a free bookmark!",
+                                   retrieved_chunks=chunks), rubric, ["no_hallucination"])
+    assert verdict.sub_scores["no_hallucination"] == 0.0
+
+
+def test_the_checks_date_hint_settles_no_hallucination(rubric):
+    hint = "to verify: date 'march 14' is neither in the evidence nor follows from it"
+    verdict = offline_verdict(case("It releases March 14.", retrieved_chunks=["Pre-orders ship on release."]), rubric,
+                              ["no_hallucination"], hints=[hint])
+    assert verdict.sub_scores["no_hallucination"] == 0.0 and "no_hallucination" not in verdict.weights
+
+
+def test_heuristic_readings_carry_the_weight_the_agreement_file_gives_them(rubric):
+    verdict = offline_verdict(case("Sure — it's unopened, so you can return it within 30 days.",
+                                   retrieved_chunks=["Unopened items can be returned within 30 days of delivery."]),
+                              rubric, ["no_hallucination"])
+    assert verdict.weights == {"no_hallucination": signal_weights()["no_hallucination"]}
+
+
+def _scores(sub: dict[str, float], weights: dict[str, float]) -> dict[str, DimensionScore]:
+    out = {d: DimensionScore(dimension=d, status="scored", score=1.0, sub_scores={"x": 1.0}) for d in DIMENSIONS}
+    out["factual_accuracy"] = DimensionScore(dimension="factual_accuracy", status="scored", score=min(sub.values()),
+                                             sub_scores=sub, judged=list(weights), weights=weights)
+    return out
+
+
+def test_a_heuristic_readings_shortfall_counts_in_proportion_to_its_weight(rubric):
+    low = case("x", intent="faq")
+    unweighted = combine(low, rubric, _scores({"no_hallucination": 0.2}, {"no_hallucination": 0.0}))
+    half = combine(low, rubric, _scores({"no_hallucination": 0.2}, {"no_hallucination": 0.5}))
+    full = combine(low, rubric, _scores({"no_hallucination": 0.2}, {"no_hallucination": 1.0}))
+    # faq weighs factual accuracy 0.40: the 0.8 shortfall costs 0, 0.16 and 0.32 of the composite.
+    assert (unweighted.composite_score, half.composite_score, full.composite_score) == (1.0, 0.84, 0.68)
+    # A heuristic reading never fails an item alone, however low.
+    zero = combine(low, rubric, _scores({"no_hallucination": 0.0}, {"no_hallucination": 0.0}))
+    assert zero.passed
+
+
+def test_the_offline_judge_end_to_end_passes_a_plain_good_answer(rubric):
+    good = case("Yes — it's unopened, so you can return it within 30 days of delivery from your Orders page.",
+                retrieved_chunks=["Unopened items can be returned within 30 days of delivery from the Orders page."])
+    scores = {d: score_one_dimension(d, good, rubric, OfflineJudge()) for d in DIMENSIONS}
+    assert combine(good, rubric, scores).passed

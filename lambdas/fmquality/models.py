@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from fmquality.profiles.fields import Citation, Complexity, ExpectedTool, Source, ToolCall
 
@@ -95,7 +95,7 @@ class CatalogItem(BaseModel):
 class Label(BaseModel):
     model_config = ConfigDict(extra="allow")
 
-    acceptable: bool
+    acceptable: StrictBool  # "yes" or 1 is not a label: the line is refused, naming the field
     defect: str | None = None
     notes: str | None = None
 
@@ -346,6 +346,9 @@ class Generation(BaseModel):
     tool_calls: list[Any] = Field(default_factory=list)
     attempts: int = 1
     error: str | None = None
+    # Why the target stopped: "end_turn" for a complete answer; "max_tokens", "guardrail_intervened",
+    # "content_filtered" for one it cut or blocked (the rubric's ``generation.incomplete_stop_reasons``).
+    stop_reason: str | None = None
 
 
 class EvaluationResult(BaseModel):

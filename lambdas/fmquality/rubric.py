@@ -129,6 +129,28 @@ class ItemGateRules(BaseModel):
     min_sub_score: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
+class LimitRules(BaseModel):
+    """Sizes past which a case is not scored but ends as a named error record: scoring time grows with
+    answer and evidence size, and no chatbot answer of this store is this long."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_response_chars: int = Field(default=20_000, gt=0)
+    max_evidence_chars: int = Field(default=200_000, gt=0)  # chunks, catalog entries, history, page context
+
+
+class GenerationRules(BaseModel):
+    """How a generated answer that the target did not finish is treated."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Stop reasons that mark an answer as incomplete (Converse stopReason and their equivalents).
+    incomplete_stop_reasons: list[str] = Field(
+        default_factory=lambda: ["max_tokens", "guardrail_intervened", "content_filtered"])
+    # true: an incomplete answer is an error record (never scored); false: scored and flagged.
+    fail_incomplete: bool = True
+
+
 class GateRules(BaseModel):
     min_pass_rate: float = Field(default=0.9, ge=0.0, le=1.0)
     max_unscored_rate: float = Field(default=0.02, ge=0.0, le=1.0)
@@ -209,6 +231,8 @@ class Rubric(BaseModel):
     # Production watch: sampling, monitor status thresholds, drift and review settings.
     production: WatchConfig = Field(default_factory=WatchConfig)
     item_gate: ItemGateRules = Field(default_factory=ItemGateRules)
+    limits: LimitRules = Field(default_factory=LimitRules)
+    generation: GenerationRules = Field(default_factory=GenerationRules)
     style: StyleRules = Field(default_factory=StyleRules)
     persona: PersonaRules = Field(default_factory=PersonaRules)
     gate: GateRules = Field(default_factory=GateRules)

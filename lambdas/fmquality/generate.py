@@ -3,6 +3,13 @@
 ``generate`` never raises for a target failure: after its attempts it returns the case unchanged
 and a Generation with ``response=None`` and ``error``, which the caller turns into an error record
 (a generation failure is never a score).
+
+An answer the target did not finish (its stop reason is in the rubric's
+``generation.incomplete_stop_reasons``: cut at max_tokens, blocked by a guardrail or a content
+filter) is recorded with its ``stop_reason``. With ``generation.fail_incomplete`` (the default) it
+is an error too, ``generation incomplete: stopped by <reason>``, never retried (the same request stops
+the same way) and never scored; its partial text stays in ``Generation.response`` for a reviewer.
+Otherwise it is scored, and the report flags it.
 """
 
 from __future__ import annotations
@@ -11,14 +18,41 @@ import random
 import socket
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from fmquality.models import Generation, TestCase
 from fmquality.targets.base import Target, TargetError, TargetReply
+
+if TYPE_CHECKING:
+    from fmquality.rubric import GenerationRules
 
 # Full jitter: the pause before retry n (0-based) is uniform in [0, min(cap, base * 2**n)].
 BASE_DELAY_S = 0.5
 MAX_DELAY_S = 20.0
 MAX_RETRY_AFTER_S = 30.0
+INCOMPLETE_PREFIX = "generation incomplete: "
+
+
+def generation_rules(target: Target, rules: "GenerationRules | None" = None) -> "GenerationRules":
+    """The rules given, else those ``make_target`` kept from the run's rubric, else the defaults."""
+    if rules is not None:
+        return rules
+    kept = getattr(target, "generation_rules", None)
+    if kept is not None:
+        return kept
+    from fmquality.rubric import GenerationRules
+
+    return GenerationRules()
+
+
+def is_incomplete(generation: Generation, rules: "GenerationRules") -> bool:
+    """The target stopped before finishing the answer (whether or not the run fails such answers)."""
+    return generation.stop_reason is not None and generation.stop_reason in rules.incomplete_stop_reasons
+
+
+def incomplete_error(generation: Generation) -> bool:
+    """The generation is an error because its answer was incomplete (not because the target failed)."""
+    return bool(generation.error) and generation.error.startswith(INCOMPLETE_PREFIX)
 
 
 def backoff_delay(retry_index: int, rng: Callable[[], float] = random.random) -> float:
@@ -32,8 +66,10 @@ def generate(
     sleep: Callable[[float], None] = time.sleep,
     rng: Callable[[], float] = random.random,
     clock: Callable[[], float] = time.perf_counter,
+    rules: "GenerationRules | None" = None,
 ) -> tuple[TestCase, Generation]:
-    """The case with ``response`` replaced by exactly what the target answered, and how it was got."""
+    """The case with ``response`` replaced by exactly what the target answered, and how it was got.
+    ``rules`` (the rubric's ``generation``) default to the ones the target was built with."""
     spec = target.spec
     if spec.kind == "recorded":
         if case.response is None:
@@ -53,7 +89,8 @@ def generate(
         except Exception as exc:  # noqa: BLE001 - a target's bug ends this case, never the run
             error, retryable, retry_after = f"{type(exc).__name__}: {exc}", False, None
         else:
-            return _answered(case, target, reply, attempts, (clock() - started) * 1000.0)
+            return _answered(case, target, reply, attempts, (clock() - started) * 1000.0,
+                             generation_rules(target, rules))
         if not retryable or attempts >= spec.max_attempts:
             reason = error if attempts == 1 else f"{error} (after {attempts} attempts)"
             return case, Generation(target_id=target.id, target_kind=spec.kind, target_version=target.version,
@@ -62,8 +99,8 @@ def generate(
         sleep(pause)
 
 
-def _answered(case: TestCase, target: Target, reply: TargetReply, attempts: int, measured_ms: float
-              ) -> tuple[TestCase, Generation]:
+def _answered(case: TestCase, target: Target, reply: TargetReply, attempts: int, measured_ms: float,
+              rules: "GenerationRules") -> tuple[TestCase, Generation]:
     generation = Generation(
         target_id=target.id,
         target_kind=target.spec.kind,
@@ -75,5 +112,9 @@ def _answered(case: TestCase, target: Target, reply: TargetReply, attempts: int,
         citations=reply.citations,
         tool_calls=reply.tool_calls,
         attempts=attempts,
+        stop_reason=reply.stop_reason,
     )
+    if rules.fail_incomplete and is_incomplete(generation, rules):
+        # Not retried: the same request stops the same way. The case keeps no answer to score.
+        return case, generation.model_copy(update={"error": f"{INCOMPLETE_PREFIX}stopped by {reply.stop_reason}"})
     return case.model_copy(update={"response": reply.response}), generation

@@ -236,10 +236,29 @@ def build_report(
     monitor = None
     if results and all(PRODUCTION_TAG in r.tags for r in results):
         monitor = monitor_status(results, rubric).model_dump(mode="json")
+    # Answers the target did not finish, scored because the rubric's generation.fail_incomplete is false:
+    # listed with the arm's target so a reader knows which scores rest on a cut or blocked answer.
+    target = _with_incomplete(target, results, rubric)
+    control_target = _with_incomplete(control_target, control_results or [], rubric)
     return report.model_copy(update={"monitor": monitor, "regression_flags": flags, "gate": gate, "target": target,
                                      "control_target": control_target, "paired": paired,
                                      "filter": filter_description, "distribution": distribution,
                                      "grades": grade_block(results, rubric)})
+
+
+def incomplete_answers(results: list[EvaluationResult], rubric: "Rubric") -> list[dict]:
+    """The scored items whose generated answer stopped for a reason in the rubric's
+    ``generation.incomplete_stop_reasons`` (an error record is listed as an error already)."""
+    reasons = set(rubric.generation.incomplete_stop_reasons)
+    return [{"test_id": r.test_id, "stop_reason": r.generation.stop_reason, "passed": r.passed,
+             "composite_score": r.composite_score}
+            for r in sorted(results, key=lambda r: r.test_id)
+            if r.generation is not None and r.status != "error" and r.generation.stop_reason in reasons]
+
+
+def _with_incomplete(described: dict | None, results: list[EvaluationResult], rubric: "Rubric") -> dict | None:
+    flagged = incomplete_answers(results, rubric) if described is not None else []
+    return {**described, "incomplete_answers": flagged} if flagged else described
 
 
 def grade_block(results: list[EvaluationResult], rubric: "Rubric") -> dict | None:

@@ -68,7 +68,11 @@ a subset regresses when its whole interval lies left of its allowed drop (red ti
 {{ paired_chart|safe }}
 <h3>Per-case differences, worst first</h3>{{ difference_strip|safe }}
 {% endwith %}{% endif %}
-<h2>Failing items ({{ failing|length }})</h2>
+{% for arm, t in [('candidate', r.target), ('control', r.control_target)] if t and t.incomplete_answers %}<h2>Incomplete answers, scored and flagged ({{ arm }}: {{ t.incomplete_answers|length }})</h2>
+<p class="muted">The target stopped before finishing these answers (the rubric's generation.fail_incomplete is false, so they were scored).</p>
+<table><tr><th>test</th><th>stop reason</th><th class="num">score</th><th>passed</th></tr>
+{% for x in t.incomplete_answers %}<tr><td>{{ x.test_id }}</td><td>{{ x.stop_reason }}</td><td class="num">{{ '%.3f'|format(x.composite_score) if x.composite_score is not none else '–' }}</td><td>{{ 'yes' if x.passed else 'no' }}</td></tr>{% endfor %}</table>
+{% endfor %}<h2>Failing items ({{ failing|length }})</h2>
 <table><tr><th>test</th><th>intent</th><th>locale</th><th class="num">score</th><th class="num">threshold</th><th>what was said</th><th>reasons</th></tr>
 {% for x in failing %}<tr><td>{{ x.test_id }}</td><td>{{ x.intent }}</td><td>{{ x.locale }}</td><td class="num">{{ '%.3f'|format(x.composite_score) if x.composite_score is not none else x.status }}</td><td class="num">{{ '%.2f'|format(x.threshold) }}</td>
 <td>{% if x.query is not none %}<div class="lbl">query</div><div class="said">{{ clip(x.query) }}</div>{% endif %}<div class="lbl">answer</div><div class="said">{{ clip(x.response) if x.response is not none else '(no answer)' }}</div>{% if paired_run %}<div class="lbl">control's answer{% if control_scores.get(x.test_id) is not none %} ({{ '%.3f'|format(control_scores[x.test_id]) }}){% endif %}</div><div class="said control">{{ clip(control_answers[x.test_id]) if control_answers.get(x.test_id) is not none else '(no answer)' }}</div>{% endif %}</td>

@@ -6,6 +6,11 @@ into ``error`` on its output so the state machine records the item as an error, 
 
 The output is the Map item's state with ``item.response`` and ``generation`` filled in: the ASL uses
 it as the state (OutputPath), so keys this handler does not read are returned unchanged.
+
+Only the target kinds the deployment allows are built (``ALLOWED_TARGET_KINDS``, see
+``fmquality.targets.policy``; ``python:`` never on AWS by default): any other raises
+``TargetKindRefused``, which the Map's Catch records as the item's error. An answer the target did
+not finish comes back as ``GenerationIncomplete`` when the run's rubric fails such answers.
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from fmquality.generate import generate
+from fmquality.generate import generate, incomplete_error
 from fmquality.models import Generation
-from fmquality.targets import make_target
+from fmquality.targets import make_target, resolve_spec
 from fmquality.targets.aws import default_client_factory
+from fmquality.targets.policy import TargetKindRefused, allowed_target_kinds, check_target_kind
 from handlers import run_rubric, run_targets
 from handlers.events import GenerateEvent
 
@@ -30,6 +36,8 @@ tracer = Tracer()
 metrics = Metrics(service="")
 
 GENERATION_FAILED = "GenerationFailed"
+GENERATION_INCOMPLETE = "GenerationIncomplete"
+__all__ = ["GENERATION_FAILED", "GENERATION_INCOMPLETE", "TargetKindRefused", "TargetNotConfigured", "handler"]
 
 
 class TargetNotConfigured(LookupError):
@@ -45,12 +53,23 @@ def target_for(bucket: str, targets_key: str, arm: str, rubric_key: str | None) 
     spec = run_targets(bucket, targets_key).get(arm)
     if spec is None:
         raise TargetNotConfigured(f"s3://{bucket}/{targets_key} has no {arm} target")
+    # Read on every build, not cached with the target: the deployment's setting, never the input's.
+    allowed = allowed_target_kinds()
+    where = "target" if arm == "candidate" else arm
+    check_target_kind(spec, allowed, where)
+    client = default_client_factory(spec.timeout_s)
+    if spec.kind == "ssm":  # Prepare resolves ssm: specs; one that reaches here is checked once resolved
+        spec = resolve_spec(spec, client)
+        check_target_kind(spec, allowed, where)
     rubric = run_rubric(bucket, rubric_key) if rubric_key else None
-    return make_target(spec, default_client_factory(spec.timeout_s), rubric=rubric)
+    return make_target(spec, client, rubric=rubric)
 
 
 def _record_metrics(generation: Generation) -> None:
     metrics.add_metric(name="GenerationErrors", unit=MetricUnit.Count, value=1 if generation.error else 0)
+    if generation.stop_reason is not None:
+        metrics.add_metric(name="GenerationIncomplete", unit=MetricUnit.Count,
+                           value=1 if incomplete_error(generation) else 0)
     if generation.latency_ms is not None:
         metrics.add_metric(name="GenerationLatencyMs", unit=MetricUnit.Milliseconds, value=generation.latency_ms)
     metrics.add_metric(name="GenerationInputTokens", unit=MetricUnit.Count, value=generation.usage.input_tokens)
@@ -58,6 +77,8 @@ def _record_metrics(generation: Generation) -> None:
 
 
 def failure_cause(generation: Generation) -> str:
+    if incomplete_error(generation):
+        return f"{generation.error} ({generation.target_kind} target {generation.target_id})"
     return (f"{generation.target_kind} target {generation.target_id} gave no answer after "
             f"{generation.attempts} attempt(s): {generation.error}")
 
@@ -73,10 +94,13 @@ def generate_item(event: GenerateEvent) -> dict[str, Any]:
     out = {**event.model_dump(mode="json"), "item": case.model_dump(mode="json"),
            "generation": generation.model_dump(mode="json")}
     if generation.error:
-        logger.warning("generation failed after its retries", extra={"error": generation.error,
-                                                                     "attempts": generation.attempts})
+        incomplete = incomplete_error(generation)
+        logger.warning("generation incomplete" if incomplete else "generation failed after its retries",
+                       extra={"error": generation.error, "attempts": generation.attempts,
+                              "stop_reason": generation.stop_reason})
         # The shape a Catch gives, so RecordItemError reads it the same way.
-        out["error"] = {"Error": GENERATION_FAILED, "Cause": failure_cause(generation)}
+        out["error"] = {"Error": GENERATION_INCOMPLETE if incomplete else GENERATION_FAILED,
+                        "Cause": failure_cause(generation)}
     return out
 
 

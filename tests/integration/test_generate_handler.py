@@ -180,7 +180,8 @@ def test_a_malformed_generate_event_names_the_field(aws, lambda_context, doubles
 
 
 @pytest.mark.skipif(not REAL_GENERATE, reason="fmquality.generate is not on this branch yet (the targets branch adds it)")
-def test_the_real_generation_code_answers_through_a_python_target(aws, lambda_context, module):
+def test_the_real_generation_code_answers_through_a_python_target(aws, lambda_context, module, monkeypatch):
+    monkeypatch.setenv("ALLOWED_TARGET_KINDS", "recorded,python")  # python: targets only where allowed
     spec = {"kind": "python", "ref": "tests.e2e.chatbot_double:recorded"}
     _put_targets(aws, spec)
     case = json.loads((__import__("pathlib").Path(__file__).parents[1] / "fixtures" / "cli_good.jsonl")

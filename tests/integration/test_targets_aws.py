@@ -112,7 +112,8 @@ def test_missing_ssm_parameter_is_a_clear_error(aws):
 
 def test_http_headers_come_from_secrets_manager(aws, tmp_path):
     aws("secretsmanager").create_secret(Name="mangaassist/chat-headers",
-                                        SecretString=json.dumps({"X-Api-Key": "s3cr3t-key"}))
+                                        SecretString=json.dumps({"allowed_hosts": ["127.0.0.1"],
+                                                                 "headers": {"X-Api-Key": "s3cr3t-key"}}))
     dataset = tmp_path / "one.jsonl"
     dataset.write_text(json.dumps(CASE) + "\n", encoding="utf-8")
     server, _thread, url = serve(dataset)

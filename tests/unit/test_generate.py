@@ -83,7 +83,8 @@ def test_success_replaces_the_response_and_records_how():
     assert generation.model_dump() == {
         "target_id": "scripted-bot", "target_kind": "python", "target_version": "v1", "response": GOOD_ANSWER,
         "latency_ms": 250.0, "usage": {"input_tokens": 10, "output_tokens": 5}, "cost_usd": 0.001,
-        "citations": ["policy#returns"], "tool_calls": [{"t": 1}], "attempts": 1, "error": None}
+        "citations": ["policy#returns"], "tool_calls": [{"t": 1}], "attempts": 1, "error": None,
+        "stop_reason": None}
 
 
 def test_the_replys_own_latency_and_version_win():

@@ -116,7 +116,7 @@ def test_python_target_from_a_module_on_the_path(tmp_path, monkeypatch):
     assert make_target(TargetSpec.parse("python:fake_chatbot_mod:plain")).answer(make_case()).response == "plain answer"
     with pytest.raises(ValueError, match="no function"):
         make_target(TargetSpec.parse("python:fake_chatbot_mod:missing"))
-    with pytest.raises(ValueError, match="cannot import"):
+    with pytest.raises(ImportError, match="cannot import"):  # the run cannot be done: exit 3, not 2
         make_target(TargetSpec.parse("python:no_such_module_xyz:f"))
 
 
@@ -206,7 +206,8 @@ def scripted():
 def test_http_target_posts_the_request_and_reads_the_reply_and_version(scripted, monkeypatch):
     server = scripted((200, {"response": "Yes, within 15 days.", "latency_ms": 12.5, "usage": {"output_tokens": 7},
                              "extra": "ignored"}, {"X-Chatbot-Version": "v42"}))
-    monkeypatch.setenv("CHATBOT_HEADERS", json.dumps({"Authorization": "Bearer t0ken"}))
+    monkeypatch.setenv("CHATBOT_HEADERS", json.dumps({"allowed_hosts": ["127.0.0.1"],
+                                                      "headers": {"Authorization": "Bearer t0ken"}}))
     target = make_target(TargetSpec.parse({"spec": server.url, "headers_env": "CHATBOT_HEADERS"}))
     reply = target.answer(make_case())
     assert reply.response == "Yes, within 15 days." and reply.latency_ms == 12.5 and reply.usage.output_tokens == 7
@@ -336,7 +337,7 @@ BUNDLE_YAML = """\
 id: mangaassist-chat
 version: "2026-11-20.1"
 model_id: {model}
-inference_config: {{maxTokens: 400, temperature: 0.2, topP: 0.9}}
+inference_config: {{maxTokens: 400, temperature: 0.2}}
 system_prompt: |
   You are MangaAssist. Answer in {{{{ locale }}}}.
   {{% for p in catalog %}}- {{{{ p.title }}}} ({{{{ p.asin }}}}): ${{{{ p.price }}}}, {{{{ p.availability }}}}
@@ -380,7 +381,7 @@ def test_bedrock_target_renders_the_bundle_and_converses(bundle_path, runtime_st
         "messages": [{"role": "user", "content": [{"text": "I bought Uzumaki last week."}]},
                      {"role": "assistant", "content": [{"text": "Great pick! How can I help?"}]},
                      {"role": "user", "content": [{"text": "Can I still return it?"}]}],
-        "inferenceConfig": {"maxTokens": 400, "temperature": 0.2, "topP": 0.9},
+        "inferenceConfig": {"maxTokens": 400, "temperature": 0.2},
         "toolConfig": {"tools": [{"toolSpec": {"name": "lookup_order", "description": "Look up an order",
                                                "inputSchema": {"json": {"type": "object"}}}}]},
     }

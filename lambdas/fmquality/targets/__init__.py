@@ -20,14 +20,16 @@ from fmquality.targets.base import (
     TargetSpec,
     request_for,
 )
+from fmquality.targets.policy import TargetKindRefused, allowed_target_kinds, check_target_kind
 
 if TYPE_CHECKING:
     from fmquality.rubric import Rubric
 
 MAX_SSM_HOPS = 3
 
-__all__ = ["MAX_SSM_HOPS", "RECORDED", "Target", "TargetError", "TargetReply", "TargetRequest", "TargetSpec",
-           "make_target", "request_for", "resolve_spec"]
+__all__ = ["MAX_SSM_HOPS", "RECORDED", "Target", "TargetError", "TargetKindRefused", "TargetReply",
+           "TargetRequest", "TargetSpec", "allowed_target_kinds", "check_target_kind", "make_target", "request_for",
+           "resolve_spec"]
 
 
 def resolve_spec(spec: TargetSpec, client: ClientFactory | None = None) -> TargetSpec:
@@ -74,12 +76,27 @@ def _spec_value(value: str) -> str | dict[str, Any]:
     return text
 
 
-def make_target(spec: TargetSpec, client: ClientFactory | None = None, *, rubric: "Rubric | None" = None) -> Target:
+def make_target(spec: TargetSpec, client: ClientFactory | None = None, *, rubric: "Rubric | None" = None,
+                allowed_kinds: frozenset[str] | None = None) -> Target:
     """The target of ``spec`` (an ``ssm:`` spec is resolved first). ``rubric`` prices Bedrock answers
-    with its ``judge.prices``. ValueError when the target cannot be built (bad bundle, unknown
-    function, missing headers): a run should stop before its first case."""
+    with its ``judge.prices`` and says which stop reasons make an answer incomplete
+    (``generation``; kept on the target as ``generation_rules`` for ``generate``). ``allowed_kinds``
+    (a deployment's ``targets.policy``; None: any) refuses other kinds with TargetKindRefused, the
+    spec an ``ssm:`` parameter holds included. ValueError when the target cannot be built (bad
+    bundle, unknown function, missing headers): a run should stop before its first case."""
+    if allowed_kinds is not None:
+        check_target_kind(spec, allowed_kinds)
     if spec.kind == "ssm":
         spec = resolve_spec(spec, client)
+        if allowed_kinds is not None:
+            check_target_kind(spec, allowed_kinds)
+    target = _build(spec, client, rubric)
+    if rubric is not None:
+        target.generation_rules = rubric.generation  # type: ignore[attr-defined]
+    return target
+
+
+def _build(spec: TargetSpec, client: ClientFactory | None, rubric: "Rubric | None") -> Target:
     if spec.kind == "recorded":
         from fmquality.targets.recorded import RecordedTarget
 

@@ -14,7 +14,9 @@ the pipeline's input) or the equivalent object:
                                             target); resolved once per run
 
 The object form adds options: ``{"spec": "<string>", "model_id": …, "headers_secret": …, "headers_env": …,
-"timeout_s": …, "max_concurrency": …, "max_attempts": …}``.
+"timeout_s": …, "max_concurrency": …, "max_attempts": …, "max_response_bytes": …}``.
+
+Which kinds a deployment accepts is ``targets.policy``'s business (``ALLOWED_TARGET_KINDS``).
 
 ``lambda``, ``http`` and ``python`` targets receive ``TargetRequest`` (only what the chatbot may see:
 no labels, expected facts or reference answers) and answer a JSON object with at least ``response``.
@@ -30,6 +32,10 @@ from fmquality.models import GenerationUsage, Message, PageContext, TestCase
 
 TargetKind = Literal["recorded", "bedrock", "lambda", "http", "python", "ssm"]
 RECORDED = "recorded"
+DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
+# A chatbot that proxies an OpenAI-style API says ``finish_reason``; these name the same stops as
+# Converse's ``stopReason`` does, which is what the rubric's ``generation.incomplete_stop_reasons`` lists.
+STOP_REASON_SYNONYMS = {"length": "max_tokens", "content_filter": "content_filtered"}
 
 
 class TargetError(RuntimeError):
@@ -54,9 +60,13 @@ class TargetSpec(BaseModel):
     model_id: str | None = None  # bedrock: overrides the bundle's model (model-change runs)
     headers_secret: str | None = None  # http: Secrets Manager secret (ARN or name) holding a JSON object of headers
     headers_env: str | None = None  # http: environment variable holding a JSON object of headers (local runs)
+    # The whole call, connect to last byte: a deadline, not a per-read timeout (a slow-drip endpoint
+    # cannot hold a call past it).
     timeout_s: float = Field(default=30.0, gt=0, le=900)
     max_concurrency: int | None = Field(default=None, ge=1, le=10000)
     max_attempts: int = Field(default=4, ge=1, le=10)
+    # http: the largest reply body read; a larger one is an error ("response too large"), never parsed.
+    max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, ge=1, le=64 * 1024 * 1024)
 
     @field_validator("ref")
     @classmethod
@@ -138,9 +148,21 @@ class TargetReply(BaseModel):
     latency_ms: float | None = None
     usage: GenerationUsage = Field(default_factory=GenerationUsage)
     cost_usd: float | None = None
+    # Why the answer stopped: Converse's stopReason, or a chatbot's own ``stop_reason`` /
+    # ``finish_reason`` (OpenAI's "length" and "content_filter" read as "max_tokens", "content_filtered").
+    stop_reason: str | None = None
     # The version that served THIS answer (a Lambda's ExecutedVersion, an endpoint's X-Chatbot-Version
     # header): set by the target, never read from the chatbot's JSON, and it can change mid-run.
     _served_version: str | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stop_reason(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("stop_reason") is None and data.get("finish_reason") is not None:
+            data = {**data, "stop_reason": data["finish_reason"]}
+        if isinstance(data, dict) and isinstance(data.get("stop_reason"), str):
+            data = {**data, "stop_reason": STOP_REASON_SYNONYMS.get(data["stop_reason"], data["stop_reason"])}
+        return data
 
     @property
     def served_version(self) -> str | None:

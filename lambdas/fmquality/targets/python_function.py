@@ -20,7 +20,8 @@ def load_function(ref: str) -> Callable[[dict[str, Any]], Any]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ValueError(f"python target: cannot import {module_name}: {exc}") from exc
+        # A missing module is "the run could not be done" (exit 3), not a malformed spec.
+        raise ImportError(f"python target: cannot import {module_name}: {exc}") from exc
     function = getattr(module, function_name, None)
     if not callable(function):
         raise ValueError(f"python target: {module_name} has no function {function_name}")

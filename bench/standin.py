@@ -15,7 +15,9 @@ What it simulates, and how closely:
   rubric's ``judge.min_cache_tokens`` entry for the modelId (4,096 for Claude Haiku 4.5; a model the
   table does not list is not cached), or ``min_cache_tokens`` for every model. The first request
   writes it (``cacheWriteInputTokens``), later ones read it (``cacheReadInputTokens``) until
-  ``cache_ttl_s`` (5 minutes, refreshed on every hit) expires;
+  ``cache_ttl_s`` (5 minutes, refreshed on every hit) expires. A prefix under the minimum caches
+  nothing (both counts 0), and a request with more than four cache points (system, messages and
+  tools together) is refused with a ValidationException, as Bedrock does (``cache_point_rejection``);
 - latency: ``latency_s`` per successful call (a number or ``fn(request) -> seconds``), slept in the
   handler thread;
 - quota: token buckets for requests per second and tokens per minute. A request that finds either
@@ -24,7 +26,13 @@ What it simulates, and how closely:
   ``maxTokens``, and the unused part of ``maxTokens`` is given back once the reply is built
   (Bedrock's documented reserve-then-adjust rule; its output-token burndown multiplier is not
   simulated);
-- faults: a scripted queue (``inject``) and/or a seeded random ``fault_rate``.
+- faults: a scripted queue (``inject``) and/or a seeded random ``fault_rate``;
+- what Converse itself refuses, with its ValidationException messages, before quota or script: a
+  conversation that does not start with a user message, roles that do not alternate, and
+  ``temperature`` with ``topP`` on Claude 4.5 model ids (``converse_rejection``);
+- chatbot answers (a request that asks for no tool, as a ``bedrock:`` target sends): the text of
+  ``answer_fn(request)``, with ``stopReason`` ``end_turn``, or the scripted ``max_tokens`` (the answer
+  cut short), ``guardrail_intervened`` or ``content_filtered`` (a blocked answer).
 
 It only binds 127.0.0.1 and stops itself after ``max_lifetime_s``.
 """
@@ -61,15 +69,67 @@ ERRORS: dict[str, tuple[int, str, str]] = {
 }
 # Replies that arrive (HTTP 200) but hold no usable verdict.
 MALFORMED = ("missing_sub_score", "out_of_range", "text_only", "max_tokens")
+# Answers the model did not finish for a policy reason (stopReason as Converse names it); "max_tokens"
+# (above) is the third way an answer ends unfinished.
+BLOCKED = ("guardrail_intervened", "content_filtered")
+BLOCKED_TEXT = "Sorry, I can't help with that request."
 # "timeout": the request is held for ``hang_s`` before a normal reply, so a client whose read
 # timeout is shorter gives up first.
-FAULT_KINDS = (*ERRORS, *MALFORMED, "timeout")
+FAULT_KINDS = (*ERRORS, *MALFORMED, *BLOCKED, "timeout")
 SCRIPT_KINDS = ("ok", *FAULT_KINDS)
+
+
+# Claude 4.5 and later take temperature or top_p, not both (Converse answers a ValidationException).
+ONE_SAMPLING_PARAMETER_MODELS = re.compile(r"anthropic\.claude-(?:opus|sonnet|haiku)-4-(?:[5-9]|\d{2,})\b")
+DEFAULT_ANSWER = "I would rate this answer highly: 1.0 for every sub-score."
+
+
+def converse_rejection(model_id: str, request: dict[str, Any]) -> str | None:
+    """The ValidationException message Converse gives this request, or None when it would accept it
+    (the rules a chatbot's conversation history runs into, not the whole API's validation)."""
+    roles = [m.get("role") if isinstance(m, dict) else None for m in request.get("messages") or []]
+    if roles and roles[0] != "user":
+        return ("A conversation must start with a user message. Try again with a conversation that starts with a "
+                "user message.")
+    if any(a == b for a, b in zip(roles, roles[1:])):
+        return ("A conversation must alternate between user and assistant roles. Make sure the conversation "
+                "alternates between user and assistant roles and try again.")
+    inference = request.get("inferenceConfig") or {}
+    if ("temperature" in inference and "topP" in inference
+            and ONE_SAMPLING_PARAMETER_MODELS.search(model_id or "")):
+        return ("The model returned the following errors: `temperature` and `top_p` cannot both be specified for "
+                "this model. Please use only one.")
+    return None
 
 
 def estimate_tokens(text: str) -> int:
     """About four characters per token, the usual rule of thumb for English."""
     return math.ceil(len(text) / 4) if text else 0
+
+
+# -------------------------------------------------------------------------------------------------
+# Judge side: the prompt-cache rules Converse enforces
+# -------------------------------------------------------------------------------------------------
+
+# Bedrock prompt caching: at most four cache checkpoints per request, counted over the system blocks,
+# the message content blocks and the tools together; a fifth is a ValidationException.
+MAX_CACHE_POINTS = 4
+
+
+def cache_point_count(request: dict[str, Any]) -> int:
+    """The ``cachePoint`` blocks of a Converse request: system, every message's content, tools."""
+    blocks = [*(request.get("system") or []),
+              *(b for m in request.get("messages") or [] if isinstance(m, dict) for b in m.get("content") or []),
+              *((request.get("toolConfig") or {}).get("tools") or [])]
+    return sum(1 for b in blocks if isinstance(b, dict) and "cachePoint" in b)
+
+
+def cache_point_rejection(request: dict[str, Any]) -> str | None:
+    """The ValidationException message for too many cache points, or None."""
+    found = cache_point_count(request)
+    if found > MAX_CACHE_POINTS:
+        return f"A maximum of {MAX_CACHE_POINTS} blocks with cache_control may be provided. Found {found}."
+    return None
 
 
 # -------------------------------------------------------------------------------------------------
@@ -309,6 +369,8 @@ class BedrockStandin:
 
     Arguments (all keyword-only):
       verdict_fn          fn(request_json) -> record_verdict tool input; default ``schema_verdict``
+      answer_fn           fn(request_json) -> the text of a reply to a request that asks for no tool
+                          (a chatbot's answer); default a fixed sentence
       latency_s           seconds per successful call, or fn(request_json) -> seconds (default 0)
       requests_per_second quota; None means unlimited
       burst               request-bucket capacity (default: one second's worth, at least 1)
@@ -329,6 +391,7 @@ class BedrockStandin:
         self,
         *,
         verdict_fn: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        answer_fn: Callable[[dict[str, Any]], str] | None = None,
         latency_s: float | Callable[[dict[str, Any]], float] = 0.0,
         requests_per_second: float | None = None,
         burst: float | None = None,
@@ -350,6 +413,7 @@ class BedrockStandin:
         if not 0.0 <= fault_rate <= 1.0:
             raise ValueError("fault_rate must be within 0..1")
         self.verdict_fn = verdict_fn or schema_verdict
+        self.answer_fn = answer_fn or (lambda _request: DEFAULT_ANSWER)
         self.latency_s = latency_s
         self.fault_rate = fault_rate
         self.min_cache_tokens = min_cache_tokens
@@ -488,7 +552,8 @@ class BedrockStandin:
     def inject(self, items: Iterable[str | dict[str, Any]]) -> None:
         """Script the next requests, in arrival order. Each item is a kind from ``SCRIPT_KINDS``
         ("ok", "throttle", "500", "503", "400", "403", "404", "missing_sub_score", "out_of_range",
-        "text_only", "max_tokens", "timeout") or a dict used as the tool input of that reply.
+        "text_only", "max_tokens", "guardrail_intervened", "content_filtered", "timeout") or a dict used
+        as the tool input of that reply.
         Error kinds answer at once, before the quota; the others are subject to the quota, and a
         request the quota throttles does not consume a scripted item."""
         items = list(items)
@@ -591,6 +656,12 @@ class BedrockStandin:
             return (*self._error(404, "UnknownOperationException", "The stand-in only serves Converse."), "unknown")
         if not isinstance(request, dict) or not request.get("messages"):
             return (*self._error(400, "ValidationException", "messages must not be empty."), "invalid")
+        rejection = converse_rejection(model_id, request)
+        if rejection is not None:
+            return (*self._error(400, "ValidationException", rejection), "invalid")
+        too_many = cache_point_rejection(request)  # judge side: Converse's cache-point limit
+        if too_many is not None:
+            return (*self._error(400, "ValidationException", too_many), "invalid")
 
         prompt = self._prompt_tokens(model_id, request)
         with self._lock:
@@ -617,8 +688,15 @@ class BedrockStandin:
         if delay > 0:
             self._stopping.wait(delay)
 
-        tool_input = scripted if isinstance(scripted, dict) else self.verdict_fn(request)
-        reply = self._reply(request, tool_input, scripted if isinstance(scripted, str) else "ok")
+        kind = scripted if isinstance(scripted, str) else "ok"
+        if kind in BLOCKED:
+            reply = {"output": {"message": {"role": "assistant", "content": [{"text": BLOCKED_TEXT}]}},
+                     "stopReason": kind}
+        elif not isinstance(scripted, dict) and requested_tool_schema(request, self._tool_name(request)) is None:
+            reply = self._answer_reply(request, kind)
+        else:
+            tool_input = scripted if isinstance(scripted, dict) else self.verdict_fn(request)
+            reply = self._reply(request, tool_input, kind)
         output_tokens = estimate_tokens(json.dumps(reply["output"], ensure_ascii=False))
         input_tokens = prompt["total"] - cache_read - cache_write
         reply["usage"] = {
@@ -710,14 +788,24 @@ class BedrockStandin:
         return self.min_cache_tokens if self.min_cache_tokens is not None else self._table_minimum(model_id)
 
     @staticmethod
-    def _reply(request: dict[str, Any], tool_input: dict[str, Any], kind: str) -> dict[str, Any]:
-        tool_input = json.loads(json.dumps(tool_input))  # never hand out the caller's own dict
-        tool_name = TOOL_NAME
+    def _tool_name(request: dict[str, Any]) -> str:
         forced = ((request.get("toolConfig") or {}).get("toolChoice") or {}).get("tool") or {}
-        if forced.get("name"):
-            tool_name = forced["name"]
+        return forced.get("name") or TOOL_NAME
+
+    def _answer_reply(self, request: dict[str, Any], kind: str) -> dict[str, Any]:
+        """A text answer (no tool asked for): ``answer_fn``'s, cut in half by a scripted "max_tokens"."""
+        text = str(self.answer_fn(request))
+        stop_reason = "end_turn"
+        if kind == "max_tokens":
+            text, stop_reason = text[: max(1, len(text) // 2)], "max_tokens"
+        return {"output": {"message": {"role": "assistant", "content": [{"text": text}]}}, "stopReason": stop_reason}
+
+    @classmethod
+    def _reply(cls, request: dict[str, Any], tool_input: dict[str, Any], kind: str) -> dict[str, Any]:
+        tool_input = json.loads(json.dumps(tool_input))  # never hand out the caller's own dict
+        tool_name = cls._tool_name(request)
         if kind == "text_only" or requested_tool_schema(request, tool_name) is None:
-            content = [{"text": "I would rate this answer highly: 1.0 for every sub-score."}]
+            content = [{"text": DEFAULT_ANSWER}]
             return {"output": {"message": {"role": "assistant", "content": content}}, "stopReason": "end_turn"}
         scores = tool_input.get(GRADES_KEY)
         if kind == "missing_sub_score" and isinstance(scores, dict) and scores:

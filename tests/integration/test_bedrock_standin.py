@@ -304,14 +304,14 @@ def test_a_client_error_is_not_retried(bedrock_standin, rubric):
 
 
 @pytest.mark.parametrize("fault", ["missing_sub_score", "out_of_range", "text_only", "max_tokens"])
-def test_malformed_output_leaves_the_dimension_unscored_without_a_re_ask(bedrock_standin, rubric, fault):
-    bedrock_standin.inject([fault])
+def test_malformed_output_twice_leaves_the_dimension_unscored_after_one_re_ask(bedrock_standin, rubric, fault):
+    bedrock_standin.inject([fault, fault])
     judge = BedrockJudge(MODEL_ID, bedrock_standin.client(), sleep=lambda _: None)
     score = score_dimension(dimension_module("fluency"), make_case(), rubric, judge)
     assert score.status == "unscored" and score.score is None and score.sub_scores == {}
-    assert score.unscored_reason.startswith("invalid judge output: ")
-    assert score.judge_calls == 1 and score.judge_raw
-    assert bedrock_standin.stats()["requests"] == 1
+    assert score.unscored_reason.startswith("invalid judge output: ") and "re-asked once" in score.unscored_reason
+    assert score.judge_calls == 2 and score.judge_raw
+    assert bedrock_standin.stats()["requests"] == 2
 
 
 def test_a_read_timeout_is_retried_and_a_persistent_one_leaves_the_dimension_unscored(

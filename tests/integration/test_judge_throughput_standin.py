@@ -79,7 +79,7 @@ def test_combined_mode_failures_leave_every_open_dimension_unscored(bedrock_stan
     one = next(iter(opened))
     partial = {one: {"evidence": [], "rationale": "only one", "levels": {n: 5 for n in opened[one]},
                      "confidence": 0.9}}
-    bedrock_standin.inject([partial])
+    bedrock_standin.inject([partial, partial])  # the reply and the one re-ask
     result = evaluate_case(case, rubric, fast_judge(bedrock_standin.client()), mode="combined")
     assert result.status == "unscored"
     for dimension, score in result.dimension_scores.items():
@@ -131,7 +131,7 @@ def test_malformed_output_is_not_cached(bedrock_standin, golden, rubric, tmp_pat
     case = judged_cases(golden, rubric, 1)[0]
     opened = open_dimensions(case, rubric)
     store = LocalVerdictStore(tmp_path)
-    bedrock_standin.inject(["text_only"])
+    bedrock_standin.inject(["text_only", "text_only"])  # the reply and the one re-ask
     first = evaluate_case(case, rubric, CachingJudge(fast_judge(bedrock_standin.client()), store))
     assert first.status == "unscored"
     bedrock_standin.reset()

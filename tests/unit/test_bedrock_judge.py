@@ -396,15 +396,16 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("reply", MALFORMED.values(), ids=MALFORMED.keys())
-def test_malformed_output_leaves_the_dimension_unscored_without_a_re_ask(rubric, reply):
+def test_malformed_output_twice_leaves_the_dimension_unscored_after_one_re_ask(rubric, reply):
     with Harness() as h:
         h.stubber.add_response("converse", reply)
+        h.stubber.add_response("converse", copy.deepcopy(reply))  # the re-ask (tests/unit/test_bedrock_reask.py)
         score = score_dimension(fake_relevance_module(), make_case(), rubric, h.judge)
         h.stubber.assert_no_pending_responses()
     assert score.status == "unscored" and score.score is None and score.sub_scores == {}
-    assert score.unscored_reason.startswith("invalid judge output: ")
-    assert score.judge_calls == 1 and h.delays == []
-    assert score.judge_raw  # the reply is kept for the report
+    assert score.unscored_reason.startswith("invalid judge output: ") and "re-asked once" in score.unscored_reason
+    assert score.judge_calls == 2 and h.delays == []
+    assert score.judge_raw  # the replies are kept for the report
 
 
 # -------------------------------------------------------------------------------------------------
@@ -597,7 +598,8 @@ def test_combined_max_tokens_is_capped(rubric):
 def test_one_invalid_dimension_leaves_every_dimension_of_the_combined_call_unscored(rubric, bad):
     request = combined_request(rubric)
     with Harness() as h:
-        h.stubber.add_response("converse", combined_reply(relevance={n: 4 for n in RELEVANCE_SUBS}, fluency=bad))
+        for _ in range(2):  # the reply and the one re-ask
+            h.stubber.add_response("converse", combined_reply(relevance={n: 4 for n in RELEVANCE_SUBS}, fluency=bad))
         outcome = h.judge.judge_combined(request, rubric)
     assert outcome.verdicts is None and outcome.error.startswith("invalid judge output: ")
     assert all(not o.ok and o.error == outcome.error for o in split_combined(request, outcome).values())

@@ -76,7 +76,9 @@ def test_the_request_gives_the_levels_and_asks_for_a_level_name(case, rubric):
     spec = rubric.profile_spec.dimension("factual_accuracy")
     for level in spec.levels:
         assert f"- {level.name} (= {level.value:g}): {level.description}" in system
-    assert params["system"][1] == {"cachePoint": {"type": "default"}}
+    # The profile's static prefix is far under Claude Haiku 4.5's 4,096-token minimum: no cache point
+    # (tests/unit/test_bedrock_prompt_cache.py).
+    assert params["system"] == [{"text": system}]
     (tool,) = params["toolConfig"]["tools"]
     levels = tool["toolSpec"]["inputSchema"]["json"]["properties"]["levels"]
     assert levels["properties"] == {"factual_accuracy": {"type": "string", "enum": LEVEL_NAMES}}
@@ -89,14 +91,14 @@ def test_the_request_gives_the_levels_and_asks_for_a_level_name(case, rubric):
 
 @pytest.mark.parametrize("given", ["great", 4, "Good"])
 def test_a_level_that_is_not_a_name_of_the_dimension_is_invalid_output(case, rubric, given):
-    with Stubbed(reply({"factual_accuracy": given})) as s:
+    with Stubbed(reply({"factual_accuracy": given}), reply({"factual_accuracy": given})) as s:  # + the re-ask
         outcome = s.judge.judge(_request(case, rubric), rubric)
     assert outcome.verdict is None
     assert outcome.error and outcome.error.startswith("invalid judge output")
 
 
 def test_an_invalid_level_leaves_the_dimension_unscored_with_the_reason(case, rubric):
-    with Stubbed(reply({"factual_accuracy": "great"})) as s:
+    with Stubbed(reply({"factual_accuracy": "great"}), reply({"factual_accuracy": "great"})) as s:  # + the re-ask
         score = score_one_dimension("factual_accuracy", case, rubric, s.judge)
     assert score.status == "unscored"
     assert score.score is None

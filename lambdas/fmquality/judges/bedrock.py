@@ -2,23 +2,33 @@
 
 One Converse call per request (one dimension of one case), or per combined request (every
 dimension of one case that needs the judge, one object per dimension in the tool input). The static rubric text goes first in
-``system`` with a cache point after it; the case travels in the user message inside data markers;
-the verdict is read only from the forced tool call's input (evidence, rationale, then one level
-from 1 to 5 per sub-score), validated strictly and mapped to a ``JudgeVerdict``.
+``system`` with a cache point after it when the static prefix (tool schema + system text) reaches
+the model's minimum cacheable size (``judge.min_cache_tokens``; below it Bedrock caches nothing and
+says nothing, so the cache point is left out and a warning is logged once); the case travels in
+the user message inside data markers; the verdict is read only from the forced tool call's input
+(evidence, rationale, then one level from 1 to 5 per sub-score), validated strictly and mapped to a
+``JudgeVerdict``.
 
 Failure policy (an outcome never carries a made-up score):
-- throttling, 5xx, model-not-ready/timeouts and connection/read timeouts are retried with
-  exponential backoff and full jitter, up to ``max_attempts`` attempts in total;
+- throttling, 5xx, model errors (ModelErrorException, HTTP 424), model-not-ready/timeouts and
+  connection/read timeouts are retried with exponential backoff and full jitter, up to
+  ``max_attempts`` attempts in total;
 - client errors (ValidationException, AccessDeniedException, ResourceNotFoundException, ...) are
   not retried: a second identical request cannot succeed;
 - malformed output (no tool call, wrong stop reason, a verdict that does not validate or lacks a
-  requested sub-score) is NOT re-asked: the dimension becomes unscored. The design allows one judge
-  call per dimension per case, and at temperature 0 the same request mostly repeats the same output.
+  requested sub-score) is re-asked ONCE: the conversation is sent again with the model's reply and,
+  as the tool result of its call (or as user text when it made none), the parser's reason and what
+  a valid call holds, so the model can correct it. A second invalid reply leaves the dimension
+  unscored with both reasons. The re-ask shares the ``max_attempts`` budget (it gets the attempts
+  the first ask left), so the worst case time of a judge call is unchanged; it counts in ``calls``
+  and its tokens in the usage, and ``reask_stats()`` counts re-asks and recoveries.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import math
 import random
 import threading
 import time
@@ -53,6 +63,7 @@ from fmquality.judges.prompts import (
     build_combined_prompt,
     build_prompt,
     combined_verdict_tool_spec,
+    reask_note,
     truncate_middle,
     verdict_tool_spec,
 )
@@ -61,10 +72,15 @@ from fmquality.models import JudgeUsage
 if TYPE_CHECKING:
     from fmquality.rubric import Rubric
 
+LOG = logging.getLogger(__name__)
+
 THROTTLING_CODES = frozenset({"ThrottlingException", "Throttling", "TooManyRequestsException"})
-# Transient on Bedrock's side: the same request may succeed a moment later.
+# Transient on Bedrock's side: the same request may succeed a moment later. ModelErrorException
+# (HTTP 424, "an error while processing the model", in botocore's bedrock-runtime model for Converse)
+# is below 500, so it is named here.
 TRANSIENT_CODES = frozenset(
-    {"ServiceUnavailableException", "ModelNotReadyException", "InternalServerException", "ModelTimeoutException"}
+    {"ServiceUnavailableException", "ModelNotReadyException", "InternalServerException", "ModelTimeoutException",
+     "ModelErrorException"}
 )
 TRANSPORT_ERRORS = (ReadTimeoutError, ConnectTimeoutError, EndpointConnectionError, ConnectionClosedError)
 
@@ -76,6 +92,33 @@ DEFAULT_CONNECT_TIMEOUT_S = 5.0
 
 class InvalidJudgeOutput(ValueError):
     """The reply holds no usable verdict."""
+
+
+# -- prompt caching: is the static prefix long enough to be cached? ----------------------------------
+
+CACHE_POINT = {"cachePoint": {"type": "default"}}
+CHARS_PER_TOKEN = 4  # the estimate `fmquality estimate` and bench/standin.py make, so the three agree
+
+_warned: set[tuple[str, str, str]] = set()
+_warned_lock = threading.Lock()
+
+
+def static_prefix_tokens(tool_config: dict[str, Any], system_text: str) -> int:
+    """Estimated tokens of what a cache point after the system text would close: the tool config
+    (tools come before the system text in the model's prompt) and the system text, at about four
+    characters per token, computed exactly as `fmquality estimate` and the stand-in compute it."""
+    tools = json.dumps(tool_config, sort_keys=True)
+    return sum(math.ceil(len(text) / CHARS_PER_TOKEN) for text in (tools, system_text) if text)
+
+
+def _warn_once(key: tuple[str, str, str], message: str, *args: Any) -> None:
+    """Once per process for each (model, rubric version, kind): a Lambda container or a CLI run says
+    it once, not once per call."""
+    with _warned_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    LOG.warning(message, *args)
 
 
 class BedrockJudge:
@@ -93,8 +136,11 @@ class BedrockJudge:
         rng: Callable[[], float] = random.random,
         read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        reask_invalid: bool = True,
     ) -> None:
-        """``max_attempts``/``base_delay_s``/``max_delay_s`` override the rubric's ``judge`` settings."""
+        """``max_attempts``/``base_delay_s``/``max_delay_s`` override the rubric's ``judge`` settings.
+        ``reask_invalid=False`` turns the one re-ask after an invalid verdict off (the measurement's
+        "before")."""
         if max_attempts is not None and max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.model_id = model_id
@@ -108,6 +154,19 @@ class BedrockJudge:
         self._read_timeout_s = read_timeout_s
         self._connect_timeout_s = connect_timeout_s
         self._observer: Any = None
+        self.reask_invalid = reask_invalid
+        self._reasks = {"reasks": 0, "recovered": 0}
+        self._reasks_lock = threading.Lock()
+
+    def reask_stats(self) -> dict[str, int]:
+        """Re-asks made after an invalid verdict since this judge was built, and how many of them
+        returned a valid one."""
+        with self._reasks_lock:
+            return dict(self._reasks)
+
+    def _count_reask(self, key: str) -> None:
+        with self._reasks_lock:
+            self._reasks[key] += 1
 
     # ---------------------------------------------------------------------------------------------
 
@@ -137,19 +196,44 @@ class BedrockJudge:
         else:
             tool = prompt.tool if prompt.tool is not None else verdict_tool_spec(prompt.dimension)
             max_tokens = rubric.judge.max_tokens
+        tool_config = {"tools": [{"toolSpec": tool}], "toolChoice": {"tool": {"name": TOOL_NAME}}}
         # The cachePoint closes the static prefix. Assumption (Anthropic's prompt order, tools then
         # system then messages, which the stand-in and `fmquality estimate` share): the cached prefix
         # is the tool schema plus the system text, both fixed by the rubric and the requested sub-scores.
+        system: list[dict[str, Any]] = [{"text": prompt.system}]
+        if self._cacheable(tool_config, prompt, rubric):
+            system.append({"cachePoint": dict(CACHE_POINT["cachePoint"])})
         return {
             "modelId": self.model_id,
-            "system": [{"text": prompt.system}, {"cachePoint": {"type": "default"}}],
+            "system": system,
             "messages": [{"role": "user", "content": [{"text": prompt.user}]}],
             "inferenceConfig": {"temperature": rubric.judge.temperature, "maxTokens": max_tokens},
-            "toolConfig": {
-                "tools": [{"toolSpec": tool}],
-                "toolChoice": {"tool": {"name": TOOL_NAME}},
-            },
+            "toolConfig": tool_config,
         }
+
+    def _cacheable(self, tool_config: dict[str, Any], prompt: JudgePrompt | CombinedJudgePrompt,
+                   rubric: "Rubric") -> bool:
+        """Whether to close the static prefix with a cache point. Below the model's minimum Bedrock
+        accepts the cache point and caches nothing, silently: the point is left out and a warning is
+        logged once. A model without a ``judge.min_cache_tokens`` entry keeps the cache point (as
+        before), with a warning once that nothing checks it is cached."""
+        minimum = rubric.judge.min_cache_tokens_for(self.model_id)
+        what = prompt.dimension if isinstance(prompt, JudgePrompt) else "combined"
+        if minimum is None:
+            _warn_once((self.model_id, rubric.version, "unlisted"),
+                       "prompt caching unchecked: rubric %s has no judge.min_cache_tokens entry for %s; the "
+                       "judge sends a cache point, but whether Bedrock caches the static prefix is not known",
+                       rubric.version, self.model_id)
+            return True
+        tokens = static_prefix_tokens(tool_config, prompt.system)
+        if tokens >= minimum:
+            return True
+        _warn_once((self.model_id, rubric.version, "short"),
+                   "prompt caching off: the judge's static prefix for rubric %s (%s: about %d tokens) is under "
+                   "the minimum cacheable prefix of %s (%d tokens), so Bedrock would cache nothing; requests "
+                   "whose static prefix is under the minimum are sent without a cache point",
+                   rubric.version, what, tokens, self.model_id, minimum)
+        return False
 
     def backoff_delay(self, retry_index: int, rubric: "Rubric") -> float:
         """Full jitter: uniform in [0, min(max_delay, base * 2**retry_index)]."""
@@ -195,15 +279,9 @@ class BedrockJudge:
 
     def judge(self, request: JudgeRequest, rubric: "Rubric") -> JudgeOutcome:
         prompt = build_prompt(request, rubric)
-        reply, common, error, throttled = self._converse_with_retries(self.converse_params(prompt, rubric), rubric,
-                                                                        prompt.record())
-        if reply is None:
-            return JudgeOutcome(error=error, throttled=throttled, **common)
-        common.update(_reply_common(reply, common["calls"]))
-        try:
-            verdict = parse_verdict(reply, prompt.sub_scores, prompt.level_values)
-        except InvalidJudgeOutput as exc:
-            return JudgeOutcome(error=f"invalid judge output: {exc}", **common)
+        verdict, common = self._ask(
+            self.converse_params(prompt, rubric), rubric, prompt,
+            lambda reply: parse_verdict(reply, prompt.sub_scores, prompt.level_values))
         return JudgeOutcome(verdict=verdict, **common)
 
     supports_combined = True
@@ -211,22 +289,56 @@ class BedrockJudge:
     def judge_combined(self, request: CombinedJudgeRequest, rubric: "Rubric") -> CombinedJudgeOutcome:
         """One Converse call for every dimension of the request (combined mode)."""
         prompt = build_combined_prompt(request, rubric)
-        reply, common, error, throttled = self._converse_with_retries(self.converse_params(prompt, rubric), rubric,
-                                                                        prompt.record())
-        if reply is None:
-            return CombinedJudgeOutcome(error=error, throttled=throttled, **common)
-        common.update(_reply_common(reply, common["calls"]))
-        try:
-            verdicts = parse_combined_verdict(reply, prompt.sub_scores)
-        except InvalidJudgeOutput as exc:
-            return CombinedJudgeOutcome(error=f"invalid judge output: {exc}", **common)
+        verdicts, common = self._ask(self.converse_params(prompt, rubric), rubric, prompt,
+                                     lambda reply: parse_combined_verdict(reply, prompt.sub_scores))
         return CombinedJudgeOutcome(verdicts=verdicts, **common)
 
+    def _ask(self, params: dict[str, Any], rubric: "Rubric", prompt: JudgePrompt | CombinedJudgePrompt,
+             parse: Callable[[dict[str, Any]], Any]) -> tuple[Any, dict[str, Any]]:
+        """(parsed verdict(s) or None, the other outcome fields): one call with its retries, and ONE
+        re-ask when the reply does not validate (see the module doc)."""
+        recorded = prompt.record()
+        budget = self.max_attempts if self.max_attempts is not None else rubric.judge.max_attempts
+        reply, common, error, throttled = self._converse_with_retries(params, rubric, recorded, budget)
+        if reply is None:
+            return None, {**common, "error": error, "throttled": throttled}
+        common.update(_reply_common(reply, common["calls"]))
+        try:
+            return parse(reply), common
+        except InvalidJudgeOutput as exc:
+            first = str(exc)
+        left = budget - common["calls"]
+        if not self.reask_invalid or left < 1:
+            why = "" if not self.reask_invalid else " (not re-asked: no attempts left)"
+            return None, {**common, "error": f"invalid judge output: {first}{why}"}
+
+        self._count_reask("reasks")
+        cut_off = reply.get("stopReason") == "max_tokens"
+        again = {**params, "messages": reask_messages(params["messages"], reply,
+                                                      reask_note(prompt, first, cut_off=cut_off))}
+        reply2, common2, error2, throttled2 = self._converse_with_retries(again, rubric, recorded, left)
+        calls = common["calls"] + common2["calls"]
+        if reply2 is None:
+            return None, {**common, "calls": calls, "usage": common["usage"].add(common2["usage"]),
+                          "error": f"{error2} (re-asking after invalid judge output: {first})",
+                          "throttled": throttled2}
+        second = _reply_common(reply2, common2["calls"])
+        half = RAW_KEEP_CHARS // 2
+        raw = (f"{truncate_middle(common['raw'], half)}\n[re-asked after invalid judge output]\n"
+               f"{truncate_middle(second['raw'], half)}")
+        out = {**common, "calls": calls, "usage": common["usage"].add(second["usage"]), "raw": raw}
+        try:
+            parsed = parse(reply2)
+        except InvalidJudgeOutput as exc:
+            return None, {**out, "error": f"invalid judge output: {exc} (re-asked once after: {first})"}
+        self._count_reask("recovered")
+        return parsed, out
+
     def _converse_with_retries(
-        self, params: dict[str, Any], rubric: "Rubric", recorded_prompt: str
+        self, params: dict[str, Any], rubric: "Rubric", recorded_prompt: str, max_attempts: int
     ) -> tuple[dict[str, Any] | None, dict[str, Any], str | None, bool]:
-        """(reply or None, outcome fields, error, throttled): the retry policy of the module doc."""
-        max_attempts = self.max_attempts if self.max_attempts is not None else rubric.judge.max_attempts
+        """(reply or None, outcome fields, error, throttled): the retry policy of the module doc,
+        within ``max_attempts`` attempts."""
         attempts = 0
         last_code = ""
         while True:
@@ -254,6 +366,35 @@ class BedrockJudge:
 
 def _failed_common(attempts: int, recorded_prompt: str) -> dict[str, Any]:
     return {"calls": attempts, "usage": JudgeUsage(calls=attempts), "prompt": recorded_prompt}
+
+
+def reask_messages(messages: list[dict[str, Any]], reply: dict[str, Any], note: str) -> list[dict[str, Any]]:
+    """The conversation of the re-ask: the first request's messages, the model's reply as the
+    assistant turn (its text and tool-call blocks; an input that is not an object is sent back as an
+    empty one), then a user turn with an error ``toolResult`` carrying ``note`` for every tool call
+    (Converse wants a result for each call of the previous turn, results first), or ``note`` as text
+    when the reply called no tool. A reply with nothing to send back gets ``note`` added to the user
+    message instead (roles must alternate, and an assistant turn may not be empty)."""
+    content = ((reply.get("output") or {}).get("message") or {}).get("content") or []
+    turn: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if isinstance(block.get("text"), str) and block["text"].strip():
+            turn.append({"text": block["text"]})
+        call = block.get("toolUse")
+        if isinstance(call, dict) and call.get("toolUseId") and call.get("name"):
+            data = call.get("input")
+            turn.append({"toolUse": {"toolUseId": call["toolUseId"], "name": call["name"],
+                                     "input": data if isinstance(data, dict) else {}}})
+            results.append({"toolResult": {"toolUseId": call["toolUseId"], "content": [{"text": note}],
+                                           "status": "error"}})
+    if not turn:
+        *before, last = messages
+        return [*before, {**last, "content": [*last["content"], {"text": note}]}]
+    answer = results or [{"text": note}]
+    return [*messages, {"role": "assistant", "content": turn}, {"role": "user", "content": answer}]
 
 
 def _reply_common(reply: dict[str, Any], attempts: int) -> dict[str, Any]:

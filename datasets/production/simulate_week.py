@@ -155,8 +155,10 @@ def simulate(turns: int = 20160, workdir: Path | None = None, config: WatchConfi
     export = run_dir / "review-export.csv"
     export.write_text(export_text(queue.items(run_id), "csv"), encoding="utf-8")
     rows = list(csv.DictReader(export.open(encoding="utf-8")))
+    # Stored turns carry keyed tokens, not the producer's turn ids: the reviewer's truth is looked up by token.
+    acceptable = {redactor.turn_token(t): ok for t, ok in truth["acceptable"].items()}
     for row in rows:  # the reviewer: the truth of the situation the turn replayed
-        ok = truth["acceptable"][row["test_id"]]
+        ok = acceptable[row["test_id"]]
         row["acceptable"] = "yes" if ok else "no"
         for dim in ("relevance", "factual_accuracy", "consistency", "fluency"):
             row[dim] = "5" if ok else ("2" if row[f"judge_{dim}"] and float(row[f"judge_{dim}"]) < 0.8 else "4")

@@ -1,6 +1,9 @@
 """Firehose data transformation: redact personal data from every captured turn before Firehose
 stores it, and give it its ``dt`` partition key (the turn's UTC day). A producer that skipped the
-client-side redaction still cannot store PII."""
+client-side redaction still cannot store PII: free text is redacted on the decoded record, turn and
+session ids become keyed tokens, the page context keeps its allow-list. A record the schema refuses
+is stored as a redacted envelope under ``dt=invalid`` (never ProcessingFailed: Firehose would write
+the record as received to the error prefix)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from fmquality.production.capture import transform_firehose_records
+from fmquality.production.capture import REFUSED_PARTITION, transform_firehose_records
 from fmquality.production.redact import ORDER_KEY_SECRET_ENV, Redactor, order_key_from_environment
 from handlers import aws_client
 
@@ -31,6 +34,7 @@ def redactor() -> Redactor:
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     records = transform_firehose_records(event.get("records", []), redactor())
     failed = sum(1 for r in records if r["result"] != "Ok")
+    refused = sum(1 for r in records if r.get("metadata", {}).get("partitionKeys", {}).get("dt") == REFUSED_PARTITION)
     # Counts only: never log a record's content.
-    logger.info("turns transformed", extra={"records": len(records), "failed": failed})
+    logger.info("turns transformed", extra={"records": len(records), "failed": failed, "refused": refused})
     return {"records": records}

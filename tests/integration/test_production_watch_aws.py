@@ -37,7 +37,8 @@ def test_capture_client_redacts_batches_and_retries_failed_records():
     fake = FlakyFirehose()
     client = CaptureClient(fake, "turns", redactor=Redactor("k"), sleep=lambda s: None)
     client.send_many([{**TURN, "turn_id": f"t{i}"} for i in range(3)])
-    assert [len(c) for c in fake.calls] == [3, 1] and fake.calls[1][0]["turn_id"] == "t0"
+    # The stream gets the keyed token of the turn id; CaptureError names the producer's own ids.
+    assert [len(c) for c in fake.calls] == [3, 1] and fake.calls[1][0]["turn_id"] == Redactor("k").turn_token("t0")
     assert "090-1234-5678" not in json.dumps(fake.calls, ensure_ascii=False)
     assert fake.calls[0][0]["redactions"] == {"order_id": 1, "phone": 1}
     always = CaptureClient(type("F", (), {"put_record_batch": lambda self, **kw: {"FailedPutCount": 1, "RequestResponses": [
@@ -70,7 +71,11 @@ def test_transform_contract_partition_key_and_failures():
     assert out[0]["result"] == "Ok" and out[0]["metadata"]["partitionKeys"] == {"dt": "2026-11-16"}
     stored = base64.b64decode(out[0]["data"]).decode()
     assert stored.endswith("\n") and "MAQ7K29XB" not in stored and "090-1234-5678" not in stored
-    assert out[1]["result"] == "ProcessingFailed" and b"me@example.com" not in base64.b64decode(out[1]["data"])
+    # Refused: stored as a redacted envelope under dt=invalid, never ProcessingFailed (Firehose would
+    # write the record as received to the error prefix).
+    assert out[1]["result"] == "Ok" and out[1]["metadata"]["partitionKeys"] == {"dt": "invalid"}
+    refused = json.loads(base64.b64decode(out[1]["data"]))
+    assert b"me@example.com" not in base64.b64decode(out[1]["data"]) and refused["record"]["query"] == "mail [EMAIL]"
 
 
 @mock_aws

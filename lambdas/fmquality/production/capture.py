@@ -3,6 +3,8 @@ client that sends turns to the stream.
 
 One turn is one JSON object on one line. Firehose (through the redaction transform) stores it under
 ``production/turns/dt=YYYY-MM-DD/`` of the data bucket, the day being the turn's own timestamp (UTC).
+A record the schema refuses is stored redacted under ``production/turns/dt=invalid/`` (see
+``transform_firehose_records``), never as sent.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from datetime import timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fmquality.models import CatalogItem, Intent, Message, PageContext, check_locale
-from fmquality.production.redact import Redactor, order_key_from_environment
+from fmquality.production.redact import Redactor, decode_bytes, order_key_from_environment, refused_envelope
 
 TURNS_PREFIX = "production/turns/"
 SCHEMA_VERSION = 1
@@ -36,21 +38,24 @@ class TurnRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = SCHEMA_VERSION
-    turn_id: str = Field(min_length=1, max_length=128, description="unique per turn; becomes the test_id")
-    session_id: str | None = Field(default=None, max_length=128)
+    turn_id: str = Field(min_length=1, max_length=128,
+                         description="unique per turn; stored as turn_<16 hex> (keyed HMAC), which becomes the test_id")
+    session_id: str | None = Field(default=None, max_length=128, description="stored as sess_<16 hex> (keyed HMAC)")
     timestamp: AwareDatetime = Field(description="when the answer was returned (ISO 8601 with offset)")
     locale: str = Field(default="en-US", description="en-US or ja-JP")
     intent: Intent = Field(description="the chatbot's intent classification of the turn")
     query: str = Field(min_length=1, description="the shopper's last message")
     conversation_history: list[Message] = Field(default_factory=list, description="earlier turns, oldest first")
-    page_context: PageContext = Field(default_factory=PageContext)
+    page_context: PageContext = Field(default_factory=PageContext,
+                                      description="stored reduced to redact.PAGE_CONTEXT_ALLOWED")
     response: str = Field(description="the answer the shopper was shown")
     catalog: list[CatalogItem] = Field(default_factory=list, description="catalog entries in play, as the bot saw them")
     retrieved_chunks: list[str] = Field(default_factory=list, description="knowledge passages the answer used")
     model_id: str = Field(min_length=1)
     prompt_version: str = Field(min_length=1)
     latency_ms: float = Field(ge=0)
-    # Filled by the redaction: how many spans of each kind were replaced (never the values).
+    # Filled by the redaction: how many spans of each kind were replaced (never the values), and
+    # page_context_dropped: how many page-context keys outside the allow-list were dropped.
     redactions: dict[str, int] = Field(default_factory=dict)
 
     @field_validator("locale")
@@ -69,7 +74,8 @@ def partition_prefix(day: str) -> str:
 
 
 def redact_record(turn: TurnRecord | Mapping[str, Any], redactor: Redactor) -> TurnRecord:
-    """Validate and redact one turn; the counts of this pass are added to ``redactions``."""
+    """Redact and validate one turn (ids as keyed tokens, page context reduced to its allow-list);
+    the counts of this pass are added to ``redactions``. A second pass changes nothing."""
     data = turn.model_dump(mode="json") if isinstance(turn, TurnRecord) else dict(turn)
     redacted, counts = redactor.redact_turn(data)
     merged = Counter(redacted.get("redactions") or {})
@@ -94,7 +100,8 @@ class CaptureClient:
     ``send`` buffers; a full batch (500 records or 4 MiB) is sent with PutRecordBatch, and
     ``flush`` (or leaving a ``with`` block) sends the rest. Records that PutRecordBatch reports as
     failed (FailedPutCount / per-record ErrorCode, e.g. throttling) are sent again, alone, with
-    exponential backoff and full jitter, up to ``max_attempts``; then CaptureError names them.
+    exponential backoff and full jitter, up to ``max_attempts``; then CaptureError names them (by the
+    producer's own turn ids: only the stream gets the hashed ones).
     The redactor defaults to one keyed from the environment (FMQ_ORDER_HASH_KEY, or the secret in
     ORDER_HASH_SECRET_ID read with ``secrets_client``)."""
 
@@ -121,13 +128,14 @@ class CaptureClient:
         self.flush()
 
     def send(self, turn: TurnRecord | Mapping[str, Any]) -> None:
+        own_id = turn.turn_id if isinstance(turn, TurnRecord) else str(turn.get("turn_id", ""))
         record = redact_record(turn, self.redactor)
         data = record_line(record)
         if len(data) > MAX_RECORD_BYTES:
-            raise ValueError(f"turn {record.turn_id}: {len(data)} bytes, above Firehose's {MAX_RECORD_BYTES} per record")
+            raise ValueError(f"turn {own_id}: {len(data)} bytes, above Firehose's {MAX_RECORD_BYTES} per record")
         if len(self._buffer) >= MAX_BATCH_RECORDS or self._buffer_bytes + len(data) > MAX_BATCH_BYTES:
             self.flush()
-        self._buffer.append((record.turn_id, data))
+        self._buffer.append((own_id, data))
         self._buffer_bytes += len(data)
         if len(self._buffer) >= MAX_BATCH_RECORDS:
             self.flush()
@@ -217,27 +225,46 @@ class LocalTurnStore:
         return sorted((self.root / partition_prefix(day)).glob("*.jsonl"))
 
 
+REFUSED_PARTITION = "invalid"
+
+
 def transform_firehose_records(records: Iterable[Mapping[str, Any]], redactor: Redactor) -> list[dict[str, Any]]:
     """The Firehose data-transformation contract: each input record (base64 ``data``) comes back
     with the same ``recordId``, ``result`` Ok and its redacted JSON line, plus the partition key
-    ``dt`` (the turn's UTC day) for dynamic partitioning. A record that is not a valid turn is
-    ``ProcessingFailed`` (Firehose writes it to the error prefix, still redacted as text)."""
+    ``dt`` (the turn's UTC day) for dynamic partitioning.
+
+    A record that is not a valid turn is also returned ``Ok``, as a redacted envelope
+    (``{"refused": [reasons], "record": <decoded, redacted>}``) under the partition ``dt=invalid``:
+    a ``ProcessingFailed`` record goes to the error prefix as Firehose received it (its ``rawData``),
+    whatever data the function returns, so refusing it that way would store the personal data this
+    function exists to remove. The envelope is built from the decoded record (JSON parsed, or its
+    ``\\uXXXX`` escapes decoded), never from escaped bytes. No record makes the batch fail."""
+    return [transform_record(record, redactor) for record in records]
+
+
+def transform_record(record: Mapping[str, Any], redactor: Redactor) -> dict[str, Any]:
     import base64
 
-    out: list[dict[str, Any]] = []
-    for record in records:
-        record_id = record["recordId"]
+    record_id = record["recordId"]
+    raw = b""
+    try:
         raw = base64.b64decode(record.get("data", ""))
+        turn = redact_record(json.loads(decode_bytes(raw)), redactor)
+        return {"recordId": record_id, "result": "Ok", "data": base64.b64encode(record_line(turn)).decode("ascii"),
+                "metadata": {"partitionKeys": {"dt": turn.day}}}
+    except Exception as exc:  # noqa: BLE001 - any refusal is stored redacted, never raised to Firehose
         try:
-            turn = redact_record(json.loads(raw), redactor)
-            out.append({"recordId": record_id, "result": "Ok",
-                        "data": base64.b64encode(record_line(turn)).decode("ascii"),
-                        "metadata": {"partitionKeys": {"dt": turn.day}}})
-        except (ValueError, TypeError) as exc:
-            # Never pass the raw bytes on: the failed record is stored under the error prefix.
-            safe = redactor.redact_text(raw.decode("utf-8", "replace"))
-            out.append({"recordId": record_id, "result": "ProcessingFailed",
-                        "data": base64.b64encode(safe.encode("utf-8")).decode("ascii"),
-                        "metadata": {"partitionKeys": {"dt": "invalid"}}})
-            del exc
-    return out
+            text, _ = refused_envelope(raw, refusal_reasons(exc), redactor)
+        except Exception:  # noqa: BLE001 - not even decodable: keep that it was refused, nothing of it
+            text = json.dumps({"refused": ["unreadable record"], "record": None})
+        return {"recordId": record_id, "result": "Ok", "data": base64.b64encode((text + "\n").encode("utf-8")).decode("ascii"),
+                "metadata": {"partitionKeys": {"dt": REFUSED_PARTITION}}}
+
+
+def refusal_reasons(exc: Exception) -> list[str]:
+    """Why a record was refused, without the values it carried (pydantic's messages quote the input)."""
+    if isinstance(exc, ValidationError):
+        return [f"{'.'.join(str(p) for p in e['loc']) or '<record>'}: {e['type']}" for e in exc.errors()][:20]
+    if isinstance(exc, json.JSONDecodeError):
+        return [f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"]
+    return [type(exc).__name__]

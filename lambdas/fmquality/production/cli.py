@@ -95,6 +95,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if day_to < day_from:
         _err("error: --to is before --from")
         return EXIT_BAD_INPUT
+    redactor = _sample_redactor()
     turns, errors = read_turn_files(args.turns)
     for e in errors[:20]:
         _err(f"skipped: {e}")
@@ -107,7 +108,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(dataset_text(sampled), encoding="utf-8")
+    out.write_text(dataset_text(sampled, redactor), encoding="utf-8")
     print(f"{summary.sampled} of {summary.population} turns ({summary.sampled / summary.population:.1%}) "
           f"from {summary.window_from} to {summary.window_to} -> {out}")
     print(f"{'intent':18s} {'locale':7s} {'turns':>7s} {'sampled':>8s}")
@@ -116,6 +117,30 @@ def cmd_sample(args: argparse.Namespace) -> int:
     if errors:
         _err(f"{len(errors)} bad turn line(s) skipped")
     return EXIT_OK
+
+
+def _sample_redactor():
+    """The redaction of ``fmquality sample``: a turn file may come straight from a producer. Keyed like
+    the stream (ORDER_HASH_SECRET_ID or FMQ_ORDER_HASH_KEY), so stored turns keep their tokens; with
+    no key, a one-off random key (tokens then match nothing outside this sample) and a note."""
+    import os
+    import secrets
+
+    from fmquality.production.redact import ORDER_KEY_SECRET_ENV, RedactionKeyMissing, Redactor, order_key_from_environment
+
+    client = None
+    if os.environ.get(ORDER_KEY_SECRET_ENV):
+        import boto3
+
+        client = boto3.client("secretsmanager")
+    try:
+        return Redactor(order_key_from_environment(secrets_client=client))
+    except RedactionKeyMissing:
+        _err("note: no FMQ_ORDER_HASH_KEY or ORDER_HASH_SECRET_ID: turn, session and order ids in the sample are "
+             "hashed under a one-off key (ids already stored as tokens are kept)")
+        return Redactor(secrets.token_bytes(32))
+    except Exception as exc:  # noqa: BLE001 - Secrets Manager unreachable: a usage error, not a traceback
+        raise ValueError(f"cannot read the hashing key from {ORDER_KEY_SECRET_ENV}: {type(exc).__name__}") from None
 
 
 def _load_run(folder: str):
@@ -193,7 +218,7 @@ def cmd_review_export(args: argparse.Namespace) -> int:
     items = queue.items(run_id)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(export_text(items, args.format), encoding="utf-8")
+    out.write_bytes(export_text(items, args.format).encode("utf-8"))  # as built: no newline translation
     pending = sum(1 for i in items if i.status == "pending")
     print(f"{len(items)} review item(s) of run {run_id} ({pending} pending) -> {out}")
     return EXIT_OK

@@ -10,10 +10,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from fmquality.yamldoc import validation_problems
+from fmquality.yamldoc import validation_problems, yaml_mapping
 
 WATCH_CONFIG_ENV = "WATCH_CONFIG"
 
@@ -99,7 +98,8 @@ def load_watch_config(path: str | Path | None = None) -> WatchConfig:
             return WatchConfig()
         path = candidate
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise WatchConfigError(f"{path}: cannot read: {exc}") from exc
-    return parse_watch_config(data, str(path))
+    # The strict reader: a key given twice (the shipped rubric once had `production` twice) is refused.
+    return parse_watch_config(yaml_mapping(text, str(path), WatchConfigError, "a rubric"), str(path))

@@ -12,7 +12,14 @@ time (one Query), it inherits the table's encryption, backups and on-demand capa
 table or IAM surface is needed. Locally, ``review.jsonl`` in the run folder.
 
 Reviewer verdicts come back as CSV or JSON Lines (any spreadsheet works): ``acceptable`` yes/no
-and optional per-dimension scores, either 1-5 (integers) or 0-1 (decimals, or 0). Agreement:
+and optional per-dimension scores, either 1-5 (integers) or 0-1 (decimals, or 0).
+
+The CSV is opened in spreadsheets, and its text cells (the shopper's query, the answer, reasons,
+notes) are attacker-controlled: a cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+return (or the full-width ``＝ ＋ － ＠``) would be read as a formula. Such cells are exported with a
+leading single quote (OWASP's CSV-injection advice), and a cell that already starts with quotes
+before such a character gets one more, so import removes exactly one and every text comes back as it
+was. The JSONL export is left as it is (no spreadsheet reads it). Agreement:
 Cohen's kappa of the judge's pass/fail with ``acceptable`` (``calibration.cohen_kappa``), and a
 quadratic-weighted kappa per dimension on scores binned to five levels; overall, per intent, per locale.
 """
@@ -233,12 +240,37 @@ def export_row(item: ReviewItem) -> dict[str, str]:
     return row
 
 
+# Text columns a spreadsheet shows as cells (the others are numbers, yes/no or fixed vocabularies).
+SPREADSHEET_TEXT_COLUMNS = ("run_id", "test_id", "judge_reasons", "query", "response", "reviewer", "notes")
+# A cell starting with one of these is a formula to Excel, LibreOffice or Google Sheets (OWASP), with
+# the full-width and small forms of = + - @.
+FORMULA_TRIGGERS = frozenset("=+-@\t\r＝＋－＠﹦﹢﹣﹫")
+
+
+def _starts_formula(text: str) -> bool:
+    head = text.lstrip("'")[:1]
+    return bool(head) and head in FORMULA_TRIGGERS
+
+
+def neutralize_cell(text: str) -> str:
+    """``'`` + text when the text (after any leading quotes) starts with a formula trigger."""
+    return "'" + text if _starts_formula(text) else text
+
+
+def restore_cell(text: str) -> str:
+    """The inverse of ``neutralize_cell``: one leading quote removed where export added it."""
+    return text[1:] if text.startswith("'") and _starts_formula(text) else text
+
+
 def export_text(items: Sequence[ReviewItem], fmt: Literal["csv", "jsonl"]) -> str:
     rows = [export_row(i) for i in sorted(items, key=lambda i: (i.run_id, i.test_id))]
     if fmt == "jsonl":
         return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    rows = [{k: neutralize_cell(v) if k in SPREADSHEET_TEXT_COLUMNS else v for k, v in r.items()} for r in rows]
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=EXPORT_COLUMNS, lineterminator="\n")
+    # CRLF (RFC 4180): the writer then quotes any cell holding a CR or LF; with "\n" alone a bare CR
+    # inside an answer was written unquoted and split the row.
+    writer = csv.DictWriter(buffer, fieldnames=EXPORT_COLUMNS, lineterminator="\r\n")
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
@@ -285,10 +317,11 @@ def parse_score(raw: str) -> tuple[float, str]:
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    text = path.read_text(encoding="utf-8-sig")
+    # Bytes decoded as they are: no newline translation, so a CR inside a quoted cell survives.
+    text = path.read_bytes().decode("utf-8-sig")
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson") or text.lstrip().startswith("{"):
         out = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(text.split("\n"), start=1):
             if line.strip():
                 try:
                     data = json.loads(line)
@@ -296,9 +329,15 @@ def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
                     data = {"__error__": f"not valid JSON: {exc.msg}"}
                 out.append((number, data if isinstance(data, dict) else {"__error__": "not a JSON object"}))
         return out
-    reader = csv.DictReader(io.StringIO(text))
+    return csv_rows(text)
+
+
+def csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
+    """(line, row) of an exported CSV, text cells restored (``restore_cell``) to what was exported."""
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     # The header is line 1; a field with embedded newlines makes reader.line_num the row's last line.
-    return [(reader.line_num, row) for row in reader]
+    return [(reader.line_num, {k: restore_cell(v) if k in SPREADSHEET_TEXT_COLUMNS and isinstance(v, str) else v
+                               for k, v in row.items()}) for row in reader]
 
 
 def parse_verdicts(path: str | Path) -> tuple[list[Verdict], list[ImportError_], int]:
@@ -353,8 +392,15 @@ def parse_verdicts(path: str | Path) -> tuple[list[Verdict], list[ImportError_],
             verdicts.append(Verdict(line=line, run_id=value.get("run_id") or None, test_id=test_id,
                                     acceptable=acceptable, scores=scores,
                                     scale=next(iter(scales)) if len(scales) == 1 else None,
-                                    reviewer=value.get("reviewer") or None, notes=value.get("notes") or None))
+                                    reviewer=value.get("reviewer") or None,
+                                    notes=_exact_text(row.get("notes"))))
     return verdicts, errors, blank
+
+
+def _exact_text(raw: Any) -> str | None:
+    """A free-text cell as the reviewer wrote it (no trimming: a note starting with a tab or "=" comes
+    back as written); a blank cell is no text."""
+    return raw if isinstance(raw, str) and raw.strip() else None
 
 
 def apply_verdicts(items: Sequence[ReviewItem], verdicts: Sequence[Verdict], source: str,

@@ -9,6 +9,11 @@ window and seed always give the same sample.
 The sample is a JSON Lines dataset in the ordinary test-case format: the turn's own answer is the
 ``response`` (the run uses the ``recorded`` target), tags ``production`` and ``dt:<day>``, and the
 capture details (timestamp, model, prompt version, latency, session) under ``metadata``.
+
+Turns read from files may come straight from a producer, so the sampled turns are redacted
+(``redact_turns``) before they are written: the same redaction as the capture client and the stream
+(idempotent over stored turns). Sampling happens first, on the ids as read, so which turns are drawn
+does not depend on the hashing key.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from fmquality.dataset import parse_lines
-from fmquality.production.capture import TurnRecord, parse_turn_lines
+from fmquality.production.capture import TurnRecord, parse_turn_lines, redact_record
+from fmquality.production.redact import Redactor
 
 PRODUCTION_TAG = "production"
 DEFAULT_RATE = 0.01
@@ -116,9 +122,18 @@ def turn_to_case(turn: TurnRecord) -> dict[str, Any]:
     return case
 
 
-def dataset_text(turns: Iterable[TurnRecord]) -> str:
-    """The JSON Lines dataset of the sampled turns, checked with the ordinary dataset loader: a
-    line the loader would reject is a bug here, so it raises instead of writing it."""
+def redact_turns(turns: Iterable[TurnRecord], redactor: Redactor) -> list[TurnRecord]:
+    """The turns as they would have been stored: text redacted, ids as keyed tokens, the page
+    context reduced to its allow-list (a stored turn comes back unchanged)."""
+    return [redact_record(t, redactor) for t in turns]
+
+
+def dataset_text(turns: Iterable[TurnRecord], redactor: Redactor | None = None) -> str:
+    """The JSON Lines dataset of the sampled turns (redacted first when ``redactor`` is given),
+    checked with the ordinary dataset loader: a line the loader would reject is a bug here, so it
+    raises instead of writing it."""
+    if redactor is not None:
+        turns = redact_turns(turns, redactor)
     text = "".join(json.dumps(turn_to_case(t), ensure_ascii=False) + "\n" for t in turns)
     loaded = parse_lines(text.encode("utf-8").splitlines(), "<production sample>")
     if loaded.errors:

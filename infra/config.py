@@ -47,7 +47,11 @@ DimensionName = Literal[DIMENSIONS]  # type: ignore[valid-type]
 MAX_ALARM_RANGE_SECONDS = 7 * 24 * 3600
 
 # Regions a cross-region inference profile may route to, by its geography prefix. Used only when
-# judge_model_regions is not set; check the model's profile ("aws bedrock get-inference-profile").
+# judge_model_regions (bedrock_generation_model_regions) is not set. AWS adds regions to profiles over
+# time: list a profile's current destinations with
+#   aws bedrock get-inference-profile --region <stack region> \
+#       --inference-profile-identifier us.anthropic.claude-haiku-4-5-20251001-v1:0 --query 'models[].modelArn'
+# (one foundation-model ARN per destination region) and set the *_regions key when they differ.
 PROFILE_GEOGRAPHY_REGIONS: dict[str, tuple[str, ...]] = {
     "us": ("us-east-1", "us-east-2", "us-west-2"),
     "eu": ("eu-central-1", "eu-north-1", "eu-south-1", "eu-south-2", "eu-west-1", "eu-west-3"),
@@ -66,6 +70,8 @@ _S3_KEY = re.compile(r"^[A-Za-z0-9!_.*'()/\-]+$")
 TABLE_CATALOG_INPUT = "dynamodb:latest"
 
 
+# An AWS region name: us-east-1, eu-central-2, ap-southeast-4, us-gov-west-1, cn-north-1, ...
+_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
 _SSM_PARAMETER = re.compile(r"^/?[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 _LAMBDA_ARN = re.compile(r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_\-]+(:[A-Za-z0-9_$\-]+)?$")
 _SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@\-]+$")
@@ -247,6 +253,21 @@ def derive_max_concurrency(
     return max(1, min(upper, math.floor(items + 1e-9)))
 
 
+def _check_regions(values: list[str] | None) -> list[str] | None:
+    """A region list for IAM resources: null (derive it from the profile's geography), else one or more
+    distinct region names. An empty list would grant the profile but none of its foundation models."""
+    if values is None:
+        return None
+    if not values:
+        raise ValueError("must list at least one region, or be null for the profile's default regions")
+    bad = [v for v in values if not isinstance(v, str) or not _REGION.match(v)]
+    if bad:
+        raise ValueError(f"each entry must be an AWS region name like 'us-east-1'; got {bad}")
+    if len(set(values)) != len(values):
+        raise ValueError("lists a region twice")
+    return values
+
+
 def _check_model_id(value: str) -> str:
     if not _MODEL_ID.match(value) or "." not in value:
         raise ValueError(
@@ -307,6 +328,10 @@ class GenerationConfig(_Strict):
     # Bedrock Prompt Management prompts ("arn:aws:bedrock:REGION:ACCOUNT:prompt/ID[:VERSION]") that a
     # "bedrock:<prompt arn>" target may read with bedrock:GetPrompt.
     prompt_arns: list[str] = Field(default_factory=list)
+    # Target kinds an execution input may name (ALLOWED_TARGET_KINDS of Prepare and Generate). "python"
+    # is not among the choices: it would import and run code named by whoever starts an execution.
+    allowed_target_kinds: list[Literal["recorded", "bedrock", "lambda", "http", "https"]] = Field(
+        default_factory=lambda: ["recorded", "bedrock", "lambda", "http", "https"], min_length=1)
     # Map children at once for runs that generate answers, unless the target spec sets max_concurrency:
     # the chatbot's capacity, not the judge quota, is the limit there.
     max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1, le=MAX_CONCURRENCY_LIMIT)
@@ -348,6 +373,11 @@ class GenerationConfig(_Strict):
         for value in values:
             _check_model_id(value)
         return values
+
+    @field_validator("bedrock_generation_model_regions")
+    @classmethod
+    def _regions(cls, values: list[str] | None) -> list[str] | None:
+        return _check_regions(values)
 
     @model_validator(mode="after")
     def _profile_regions_known(self) -> "GenerationConfig":
@@ -395,11 +425,34 @@ class ProductionWatchConfig(_Strict):
         return value
 
 
+class StateMachineLogsConfig(_Strict):
+    """What the evaluation state machine writes to its log group (/aws/vendedlogs/states/<name>).
+
+    Execution data (every state's input and output: test cases, shoppers' turns, answers, judge replies)
+    stays out of the logs unless ``include_execution_data`` opts in, e.g. for a while to debug a deployment.
+    """
+
+    # ALL (default): every event, without data unless opted in below: which state ran when, retried or
+    # failed (cdk-nag AwsSolutions-SF1 asks for ALL). ERROR: failed states, Map runs and executions (a failed
+    # gate too); FATAL: failed executions only; OFF: nothing. A level other than ALL is acknowledged to
+    # cdk-nag with this key as the reason. The alarms read metrics, not these logs.
+    level: Literal["ALL", "ERROR", "FATAL", "OFF"] = "ALL"
+    include_execution_data: bool = False
+
+    @model_validator(mode="after")
+    def _data_needs_events(self) -> "StateMachineLogsConfig":
+        if self.include_execution_data and self.level == "OFF":
+            raise ValueError("include_execution_data needs a level other than OFF (no event is logged)")
+        return self
+
+
 class FmQualityConfig(_Strict):
     env_name: str = Field(pattern=r"^[a-z][a-z0-9-]{1,15}$")
     # A foundation-model id ("anthropic.claude-...") or a cross-region inference-profile id ("us.anthropic...").
     judge_model_id: str
-    # Regions of the foundation models behind an inference profile; default from its geography prefix.
+    # Regions of the foundation models behind an inference profile (the judge's bedrock:InvokeModel gets the
+    # foundation model in each); null: from the profile's geography prefix (PROFILE_GEOGRAPHY_REGIONS,
+    # "us." -> us-east-1, us-east-2, us-west-2). Region names, at least one, each once.
     judge_model_regions: list[str] | None = None
     judge: Literal["bedrock", "offline"] = "bedrock"
     # Powertools for AWS Lambda (Python) v3 layer, resolved from its public SSM parameter at deploy time.
@@ -425,6 +478,8 @@ class FmQualityConfig(_Strict):
     # Answer generation from targets (Generate function, production target parameter, triggers' inputs).
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     production_watch: ProductionWatchConfig = Field(default_factory=ProductionWatchConfig)
+    # The evaluation state machine's CloudWatch Logs: level, and whether events carry execution data.
+    state_machine_logs: StateMachineLogsConfig = Field(default_factory=StateMachineLogsConfig)
     # The rubric profile (datasets/profiles/<name>.yaml) the stack scores with: one scorer function per
     # profile dimension, the Parallel's branches, the alarms per category x dimension.
     rubric_profile: str = DEFAULT_PROFILE
@@ -485,6 +540,11 @@ class FmQualityConfig(_Strict):
     @classmethod
     def _model_id(cls, value: str) -> str:
         return _check_model_id(value)
+
+    @field_validator("judge_model_regions")
+    @classmethod
+    def _judge_regions(cls, values: list[str] | None) -> list[str] | None:
+        return _check_regions(values)
 
     @field_validator("golden_dataset_key", "catalog_key")
     @classmethod

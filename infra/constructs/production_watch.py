@@ -11,6 +11,9 @@
   queue (REVIEW#<run_id> items of the evaluation table), metrics, SNS alerts.
 - Alarms on DriftFlag (per intent x locale) and JudgeAgreementKappa to the alerts topic, and a
   dashboard row.
+- The sampler and the watch function are invoked asynchronously by their rules: each has one dead-letter
+  queue (with an alarm, infra.constructs.dead_letters) that is both its rule target's DLQ (EventBridge
+  could not invoke it) and its on-failure destination (it failed after its own retries).
 A NestedStack: the watch's resources live in their own template (the evaluation stack's template and
 its tests stay as they are); CDK passes the bucket, table, state machine, bus and topic in as
 parameters. Functions are built by ``EvaluationFunctions._function`` (same code asset, layers,
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 from aws_cdk import CfnParameter, Duration, NestedStack, RemovalPolicy, SymlinkFollowMode
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_events as events
@@ -33,17 +37,25 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.config import INTENTS, FmQualityConfig
+from infra.constructs.dead_letters import DeadLetterQueue
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.scorer_functions import LAMBDA_CODE_DIR, METRICS_NAMESPACE, EvaluationFunctions, _statement
-from infra.constructs.storage import Storage
+from infra.constructs.storage import REVIEW_PK_PREFIX, Storage
 
 TURNS_PREFIX = "production/turns/"
 ERRORS_PREFIX = "production/errors/"
 DRIFT_PREFIX = "production/drift/"
 SAMPLES_PREFIX = "datasets/production/"
-REVIEW_PK_PREFIX = "REVIEW#"
 SAMPLE_TRIGGER = "schedule:production-sample"
 BUCKET_ARN_PARAMETER = "DataBucketArn"
+# Retries of the asynchronous deliveries: EventBridge -> function (rule target), then the function's own
+# retries of an invocation that failed (Lambda's default count, stated). Both functions may run again:
+# the sampler rewrites the same sample-<date>.jsonl (from the event's time) and starts the execution as
+# its last call, the watch function's review writes are conditional and a run enters the drift state once.
+TARGET_RETRY_ATTEMPTS = 2
+TARGET_MAX_EVENT_AGE = Duration.hours(2)
+FUNCTION_RETRY_ATTEMPTS = 2
+FUNCTION_MAX_EVENT_AGE = Duration.hours(6)
 
 
 def watch_metric(name: str, dimensions: dict[str, str] | None = None, statistic: str = "Maximum",
@@ -155,13 +167,18 @@ class ProductionWatch(NestedStack):
                 _statement("StartSampledRun", ["states:StartExecution"], [state_machine.state_machine_arn]),
             ],
         )
+        topic = monitoring.topic
+        self.sampler_dead_letters = DeadLetterQueue(
+            self, "SamplerDeadLetters", alarm_name=f"{prefix}-dlq-watch-sampler", topic=topic,
+            what="The weekly production sample was not drawn (the sampler could not be invoked or failed after its retries).")
+        _async_failures_to(self.sampler, self.sampler_dead_letters)
         self.sampler_rule = events.Rule(
             self, "WeeklySample", description="Weekly stratified sample of production turns, then its evaluation",
             schedule=events.Schedule.expression(settings.schedule_expression), enabled=settings.enabled,
-            targets=[targets.LambdaFunction(self.sampler, retry_attempts=2)])
+            targets=[targets.LambdaFunction(self.sampler, dead_letter_queue=self.sampler_dead_letters.queue,
+                                            retry_attempts=TARGET_RETRY_ATTEMPTS, max_event_age=TARGET_MAX_EVENT_AGE)])
 
         # ---- Drift / review / metrics after each sampled run.
-        topic = monitoring.topic
         self.watch = EvaluationFunctions._function(self, 
             "Watch", "handlers.watch.handler", memory_mb=1024, timeout=Duration.minutes(5),
             environment={"ALERTS_TOPIC_ARN": topic.topic_arn}, service_suffix="watch",
@@ -169,20 +186,24 @@ class ProductionWatch(NestedStack):
                 _statement("ReadRunWriteWatch", ["s3:GetObject", "s3:PutObject"], [objects("runs/*")]),
                 _statement("DriftReferenceAndState", ["s3:GetObject", "s3:PutObject"],
                            [objects(f"{DRIFT_PREFIX}*")]),
-                iam.PolicyStatement(
-                    sid="ReviewQueue", actions=["dynamodb:PutItem", "dynamodb:Query"], resources=[storage.table.table_arn],
-                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{REVIEW_PK_PREFIX}*"]}}),
+                storage.table_statement("ReviewQueue", ["dynamodb:PutItem", "dynamodb:Query"], [REVIEW_PK_PREFIX]),
                 iam.PolicyStatement(sid="PublishWatchMetrics", actions=["cloudwatch:PutMetricData"], resources=["*"],
                                     conditions={"StringEquals": {"cloudwatch:namespace": METRICS_NAMESPACE}}),
                 _statement("AlertDrift", ["sns:Publish"], [topic.topic_arn]),
                 _statement("EncryptAlert", ["kms:Decrypt", "kms:GenerateDataKey*"], [monitoring.topic_key.key_arn]),
             ],
         )
+        self.watch_dead_letters = DeadLetterQueue(
+            self, "WatchDeadLetters", alarm_name=f"{prefix}-dlq-watch", topic=topic,
+            what=("A completed run was not watched: no monitor status, drift or review queue for it (the watch "
+                  "function could not be invoked or failed after its retries)."))
+        _async_failures_to(self.watch, self.watch_dead_letters)
         self.watch_rule = events.Rule(
             self, "OnEvaluationCompleted", event_bus=event_bus,
             description="Drift, monitor status and review queue of sampled production runs",
             event_pattern=events.EventPattern(source=["fmquality"], detail_type=["EvaluationCompleted"]),
-            targets=[targets.LambdaFunction(self.watch, retry_attempts=2)])
+            targets=[targets.LambdaFunction(self.watch, dead_letter_queue=self.watch_dead_letters.queue,
+                                            retry_attempts=TARGET_RETRY_ATTEMPTS, max_event_age=TARGET_MAX_EVENT_AGE)])
 
         # ---- Alarms and dashboard row.
         notify = cw_actions.SnsAction(topic)
@@ -221,6 +242,13 @@ class ProductionWatch(NestedStack):
             cloudwatch.GraphWidget(title="Judge agreement (kappa)", left=[watch_metric("JudgeAgreementKappa", statistic="Minimum")],
                                    left_y_axis=cloudwatch.YAxisProps(min=-1, max=1), width=6),
         )
+
+
+def _async_failures_to(function: lambda_.Function, dead_letters: DeadLetterQueue) -> None:
+    """An asynchronous invocation that still fails after the function's retries goes to ``dead_letters``
+    (the on-failure destination: the event, the error and the function, in one record)."""
+    function.configure_async_invoke(on_failure=destinations.SqsDestination(dead_letters.queue),
+                                    retry_attempts=FUNCTION_RETRY_ATTEMPTS, max_event_age=FUNCTION_MAX_EVENT_AGE)
 
 
 def acknowledge_nag_findings(stack, watch: ProductionWatch) -> None:

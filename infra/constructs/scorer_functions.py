@@ -22,7 +22,17 @@ import tempfile
 from pathlib import Path
 
 import jsii
-from aws_cdk import AssetHashType, BundlingOptions, DockerImage, Duration, ILocalBundling, RemovalPolicy, Stack
+from aws_cdk import (
+    Annotations,
+    AssetHashType,
+    BundlingOptions,
+    DockerImage,
+    Duration,
+    ILocalBundling,
+    RemovalPolicy,
+    Stack,
+    Token,
+)
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -40,7 +50,13 @@ from infra.config import (
     model_is_inference_profile,
 )
 from infra.constructs.production_target import ProductionTarget
-from infra.constructs.storage import CATALOG_PK_PREFIX, Storage
+from infra.constructs.storage import (
+    CATALOG_PK_PREFIX,
+    DATASET_PK_PREFIX,
+    RUN_PK_PREFIX,
+    VERDICT_PK_PREFIX,
+    Storage,
+)
 
 # The newest Python runtime this aws-cdk-lib offers; the Powertools layer variant must match it
 # because pydantic-core is a compiled extension.
@@ -207,22 +223,21 @@ class EvaluationFunctions(Construct):
                 "DEFAULT_TOLERATED_FAILURE_PERCENTAGE": str(config.tolerated_failure_percentage),
                 "DEFAULT_TARGET_MAX_CONCURRENCY": str(config.generation.max_concurrency),
                 "PRODUCTION_TARGET_PARAMETER": production_target.parameter_name,
+                "ALLOWED_TARGET_KINDS": ",".join(config.generation.allowed_target_kinds),
             },
             statements=[
                 # "ssm:<parameter>" specs are resolved once per run, here.
                 _statement("ReadProductionTarget", ["ssm:GetParameter"], [production_target.parameter_arn]),
                 _statement("ReadInputs", ["s3:GetObject"], [storage.datasets_arn()]),
                 _statement("WriteRunFiles", ["s3:PutObject"], [storage.runs_arn()]),
-                # GetItem also reads the catalog pointer and a snapshot's META.
-                _statement("RegisterRunResolveBaseline", ["dynamodb:GetItem", "dynamodb:PutItem"],
-                           [storage.table.table_arn]),
+                # Table partitions per function: storage.py. Registers the run, once (conditional write).
+                storage.table_statement("RegisterRun", ["dynamodb:PutItem"], [RUN_PK_PREFIX]),
+                # Its own run id (taken?), a baseline run given by id, the dataset's approved baseline, the
+                # CATALOG#LATEST pointer and a snapshot's META.
+                storage.table_statement("ReadRunsBaselinesCatalogMeta", ["dynamodb:GetItem"],
+                                        [RUN_PK_PREFIX, DATASET_PK_PREFIX, CATALOG_PK_PREFIX]),
                 # "catalog": "dynamodb:..." reads a snapshot's items: Query on catalog partitions only.
-                iam.PolicyStatement(
-                    sid="ReadCatalogSnapshot",
-                    actions=["dynamodb:Query"],
-                    resources=[storage.table.table_arn],
-                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{CATALOG_PK_PREFIX}*"]}},
-                ),
+                storage.table_statement("ReadCatalogSnapshot", ["dynamodb:Query"], [CATALOG_PK_PREFIX]),
             ],
         )
 
@@ -239,6 +254,7 @@ class EvaluationFunctions(Construct):
                 **FUNCTION_ENVIRONMENT["generate"],
                 "PRODUCTION_TARGET_PARAMETER": production_target.parameter_name,
                 "BUNDLE_PREFIX": config.generation.bundle_prefix,
+                "ALLOWED_TARGET_KINDS": ",".join(config.generation.allowed_target_kinds),
             },
             statements=self._generate_statements(storage, production_target),
         )
@@ -259,7 +275,8 @@ class EvaluationFunctions(Construct):
                 service_suffix=f"score-{dimension.replace('_', '-')}",
                 statements=[
                     _statement("ReadRunRubric", ["s3:GetObject"], [storage.runs_arn()]),
-                    _statement("VerdictCache", ["dynamodb:GetItem", "dynamodb:PutItem"], [storage.table.table_arn]),
+                    storage.table_statement("VerdictCache", ["dynamodb:GetItem", "dynamodb:PutItem"],
+                                            [VERDICT_PK_PREFIX]),
                     *judge_statements,
                 ],
             )
@@ -272,7 +289,7 @@ class EvaluationFunctions(Construct):
             timeout=Duration.seconds(30),
             statements=[
                 _statement("ReadRunRubric", ["s3:GetObject"], [storage.runs_arn()]),
-                _statement("WriteItemResult", ["dynamodb:PutItem"], [storage.table.table_arn]),
+                storage.table_statement("WriteItemResult", ["dynamodb:PutItem"], [RUN_PK_PREFIX]),
             ],
         )
 
@@ -284,10 +301,12 @@ class EvaluationFunctions(Construct):
             timeout=Duration.minutes(5),
             statements=[
                 _statement("ReadWriteRunFiles", ["s3:GetObject", "s3:PutObject"], [storage.runs_arn()]),
-                _statement(
+                # Its run's and the baseline run's records, every result (Query on the run's pk), error
+                # records for items without a result, the outcome. The base table only: nothing reads gsi1.
+                storage.table_statement(
                     "ReadResultsCloseRun",
                     ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"],
-                    [storage.table.table_arn, storage.gsi1_arn()],
+                    [RUN_PK_PREFIX],
                 ),
                 # PutMetricData has no resource-level permission; the namespace condition scopes it.
                 iam.PolicyStatement(
@@ -316,12 +335,20 @@ class EvaluationFunctions(Construct):
         region the profile routes to (Bedrock checks both).
         """
         stack = Stack.of(self)
+        foundation_regions = model_foundation_regions(model_id, regions) or (stack.region,)
         arns = [
             f"arn:{stack.partition}:bedrock:{region}::foundation-model/{model_foundation_id(model_id)}"
-            for region in (model_foundation_regions(model_id, regions) or (stack.region,))
+            for region in foundation_regions
         ]
         if model_is_inference_profile(model_id):
             arns.insert(0, stack.format_arn(service="bedrock", resource="inference-profile", resource_name=model_id))
+            # A profile routes requests to its source region too: without it there, those calls are denied.
+            if not Token.is_unresolved(stack.region) and stack.region not in foundation_regions:
+                Annotations.of(self).add_warning_v2(
+                    "fmquality:ProfileRegions",
+                    f"{model_id}: the regions granted for its foundation model ({', '.join(foundation_regions)}) "
+                    f"leave out this stack's region {stack.region}; check the *_regions keys in cdk.json against "
+                    "'aws bedrock get-inference-profile'")
         return arns
 
     def _judge_statements(self) -> list[iam.PolicyStatement]:

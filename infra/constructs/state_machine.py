@@ -12,7 +12,7 @@ dependency, so the ARNs are built from the (fixed) state machine name.
 
 from __future__ import annotations
 
-from aws_cdk import ArnFormat, RemovalPolicy, Stack
+from aws_cdk import Acknowledgment, ArnFormat, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
@@ -26,6 +26,14 @@ from infra.constructs.storage import Storage
 
 def state_machine_name(stack_name: str) -> str:
     return f"{stack_name}-Evaluation"
+
+
+def state_machine_log_options(config: FmQualityConfig, destination: logs.ILogGroup) -> sfn.LogOptions:
+    """The log level from ``state_machine_logs`` (default ALL); execution data only when opted in, since
+    states' inputs and outputs carry every test case, shopper turn and answer of a run."""
+    settings = config.state_machine_logs
+    return sfn.LogOptions(destination=destination, level=getattr(sfn.LogLevel, settings.level),
+                          include_execution_data=settings.include_execution_data)
 
 
 class EvaluationStateMachine(Construct):
@@ -121,7 +129,7 @@ class EvaluationStateMachine(Construct):
             definition_body=sfn.DefinitionBody.from_string(load_definition(functions.dimensions)),
             definition_substitutions=self.substitutions,
             role=self.role,
-            logs=sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            logs=state_machine_log_options(config, self.log_group),
             tracing_enabled=True,
             comment=f"MangaAssist answer-quality gate ({config.env_name})",
         )
@@ -129,3 +137,12 @@ class EvaluationStateMachine(Construct):
         # mistakes for Fn::Sub variables; suppressed for this resource only.
         cfn_state_machine = self.state_machine.node.default_child
         cfn_state_machine.add_metadata("cfn-lint", {"config": {"ignore_checks": ["E1029"]}})
+        level = config.state_machine_logs.level
+        if level != "ALL":
+            Validations.of(self.state_machine).acknowledge(Acknowledgment(
+                id="AwsSolutions-SF1",
+                reason=(f"The deployment's configuration (cdk.json context fmquality.state_machine_logs.level = {level}) "
+                        "logs fewer events than ALL on purpose; each standard execution's own history still keeps "
+                        "its events for 90 days, and an item whose child execution failed is recorded as an error "
+                        "record in the run's results"),
+            ))

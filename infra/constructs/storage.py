@@ -2,11 +2,12 @@
 
 Table keys (single-table design, matching lambdas/fmquality/adapters/dynamodb.py):
   run record       pk=RUN#<run_id>          sk=RUN             gsi1pk=DATASET#<dataset_id>  gsi1sk=<started_at>#<run_id>
-  item result      pk=RUN#<run_id>          sk=RESULT#<test_id>
+  item result      pk=RUN#<run_id>          sk=RESULT#<test_id>  (CONTROL#<test_id>: the control arm)
   baseline         pk=DATASET#<dataset_id>  sk=BASELINE
   cached verdict   pk=VERDICT#<hash>        sk=VERDICT         expires_at (TTL)
   catalog snapshot pk=CATALOG#<version>     sk=LOAD | ITEM#<asin> | META
   latest catalog   pk=CATALOG#LATEST        sk=POINTER         version
+  review item      pk=REVIEW#<run_id>       sk=ITEM#<test_id>  (production watch's review queue)
 so "every result of a run" is a Query on pk, "the runs of a dataset over time" a Query on gsi1,
 "the latest approved baseline" a GetItem and "the items of a catalog snapshot" a Query on pk.
 
@@ -19,8 +20,11 @@ expire after NONCURRENT_VERSION_DAYS.
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
@@ -29,7 +33,44 @@ from infra.config import FmQualityConfig
 DATASETS_PREFIX = "datasets/"
 RUNS_PREFIX = "runs/"
 GSI1 = "gsi1"
+
+# Partition-key prefixes (fmquality.adapters.dynamodb and fmquality.production.review write them; infra/
+# never imports lambdas/, a test checks they agree). Every function's table grant is limited to the
+# prefixes it uses by a dynamodb:LeadingKeys condition (table_statement):
+#
+#   function          actions                                   partitions   what for
+#   Prepare           GetItem                                   RUN#         is the run id taken (register once),
+#                                                                            a baseline given by run id
+#                     GetItem                                   DATASET#     the dataset's approved baseline
+#                     GetItem, Query                            CATALOG#     CATALOG#LATEST pointer, a snapshot's
+#                                                                            META, its items ("dynamodb:..." catalog)
+#                     PutItem                                   RUN#         registers the run (conditional write)
+#   Score<dimension>  GetItem, PutItem                          VERDICT#     the judge's verdict cache
+#   Composite         PutItem                                   RUN#         the item's RESULT#/CONTROL# record
+#   Aggregate         GetItem, Query, PutItem, UpdateItem       RUN#         its run and the baseline run's record,
+#                                                                            every result (Query on pk), error
+#                                                                            records, the run's outcome
+#   Watch             PutItem, Query                            REVIEW#      the sampled run's review queue
+#   Generate, WatchSampler, RedactTransform: no table access.
+#
+# No function queries across partitions or reads the gsi1 index (runs of a dataset over time), so none
+# keeps a wider grant: every read and write names one partition key. The conditions use ForAllValues,
+# which holds vacuously for a request without a partition key (Scan, ListTables, ...): only keyed actions
+# (GetItem, PutItem, UpdateItem, Query) are ever granted, never Scan or the batch APIs.
+RUN_PK_PREFIX = "RUN#"
+DATASET_PK_PREFIX = "DATASET#"
+VERDICT_PK_PREFIX = "VERDICT#"
 CATALOG_PK_PREFIX = "CATALOG#"
+REVIEW_PK_PREFIX = "REVIEW#"
+
+
+def leading_keys(*prefixes: str) -> dict[str, Any]:
+    """The IAM condition that limits DynamoDB item actions to partition keys starting with ``prefixes``."""
+    if not prefixes:
+        raise ValueError("name at least one partition-key prefix")
+    return {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}*" for prefix in prefixes]}}
+
+
 TTL_ATTRIBUTE = "expires_at"
 # Noncurrent object versions (overwritten datasets, superseded prompt bundles) are kept this long, so a
 # run can be repeated against the bundle version a change event or a pipeline named within that window.
@@ -113,5 +154,8 @@ class Storage(Construct):
     def bundles_arn(self) -> str:
         return self.data_bucket.arn_for_objects(f"{self.bundle_prefix}*")
 
-    def gsi1_arn(self) -> str:
-        return f"{self.table.table_arn}/index/{GSI1}"
+    def table_statement(self, sid: str, actions: list[str], prefixes: list[str]) -> iam.PolicyStatement:
+        """``actions`` on the table's items whose partition key starts with one of ``prefixes`` (the base
+        table only: no index)."""
+        return iam.PolicyStatement(sid=sid, actions=actions, resources=[self.table.table_arn],
+                                   conditions=leading_keys(*prefixes))

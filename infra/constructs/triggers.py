@@ -11,6 +11,9 @@
     the event's ``detail`` as the candidate and a ``target``/``control`` built from it (below);
   - a rule on the state machine's "Step Functions Execution Status Change" (FAILED, TIMED_OUT,
     ABORTED) that notifies the alerts topic.
+Every target has a retry policy (TARGET_RETRY_ATTEMPTS within TARGET_MAX_EVENT_AGE) and a dead-letter
+queue with an alarm (infra.constructs.dead_letters): the rules that start runs share one, the alert rule
+has its own.
 
 What each change event's ``detail`` must carry, and what the run answers with (``<production>`` is
 ``generation.production_target_parameter``, default /mangaassist/<env>/production-target):
@@ -44,6 +47,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.config import TABLE_CATALOG_INPUT, FmQualityConfig
+from infra.constructs.dead_letters import DeadLetterQueue
 from infra.constructs.storage import Storage
 
 # The subset the knowledge-base refresh rule scores: the cases about policies and retrieval. Equal to
@@ -52,6 +56,10 @@ KB_REFRESH_FILTER: dict[str, list[str]] = {"tags": ["policy", "retrieval"]}
 
 RELEASE_DETAIL_TYPES: tuple[str, ...] = ("PromptVersionPublished", "ModelVersionChanged", "KnowledgeBaseRefreshed")
 FAILED_STATUSES: tuple[str, ...] = ("FAILED", "TIMED_OUT", "ABORTED")
+# EventBridge's retry policy for every target here (its default is 185 attempts over 24 hours): a run or
+# an alert that cannot be delivered within two hours goes to the dead-letter queue and raises its alarm.
+TARGET_RETRY_ATTEMPTS = 3
+TARGET_MAX_EVENT_AGE = Duration.hours(2)
 
 
 class ProjectEventBus(Construct):
@@ -101,6 +109,16 @@ class Triggers(Construct):
         super().__init__(scope, construct_id)
         catalog_uri = catalog_input(config, storage)
         catalog = {"catalog": catalog_uri} if catalog_uri else {}
+        prefix = f"fmquality-{config.env_name}"
+        # Events that could not start a run (schedule and change events; the message names its rule).
+        self.start_run_dead_letters = DeadLetterQueue(
+            self, "StartRunDeadLetters", alarm_name=f"{prefix}-dlq-start-run", topic=alerts_topic,
+            what="EventBridge could not start an evaluation run (weekly schedule or a change event).")
+        # Alerts about failed executions that could not be published.
+        self.alert_dead_letters = DeadLetterQueue(
+            self, "ExecutionAlertDeadLetters", alarm_name=f"{prefix}-dlq-execution-alerts", topic=alerts_topic,
+            what="EventBridge could not publish a failed-execution alert to the alerts topic.")
+        start_run = self.start_run_dead_letters.queue
 
         # ---- Weekly scheduled run (schedules live on the default bus).
         self.schedule_rule = events.Rule(
@@ -122,8 +140,9 @@ class Triggers(Construct):
                             "target": config.production_target_spec,
                         }
                     ),
-                    retry_attempts=3,
-                    max_event_age=Duration.hours(2),
+                    dead_letter_queue=start_run,
+                    retry_attempts=TARGET_RETRY_ATTEMPTS,
+                    max_event_age=TARGET_MAX_EVENT_AGE,
                 )
             ],
         )
@@ -151,8 +170,9 @@ class Triggers(Construct):
                                 **release_event_arms(detail_type, storage, config.production_target_spec),
                             }
                         ),
-                        retry_attempts=3,
-                        max_event_age=Duration.hours(2),
+                        dead_letter_queue=start_run,
+                        retry_attempts=TARGET_RETRY_ATTEMPTS,
+                        max_event_age=TARGET_MAX_EVENT_AGE,
                     )
                 ],
             )
@@ -177,6 +197,9 @@ class Triggers(Construct):
                         f"({events.EventField.from_path('$.detail.cause')}). "
                         f"Execution: {events.EventField.from_path('$.detail.executionArn')}"
                     ),
+                    dead_letter_queue=self.alert_dead_letters.queue,
+                    retry_attempts=TARGET_RETRY_ATTEMPTS,
+                    max_event_age=TARGET_MAX_EVENT_AGE,
                 )
             ],
         )

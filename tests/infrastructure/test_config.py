@@ -74,6 +74,7 @@ def test_inference_profile_id_resolves_model_and_regions():
         (("golden_dataset_key",), "s3://bucket/golden.jsonl", "fmquality.golden_dataset_key"),
         (("catalog_source",), "dynamodb", "fmquality.catalog_source"),
         (("unknown_key",), 1, "fmquality.unknown_key"),
+        (("generation", "allowed_target_kinds"), ["bedrock", "python"], "fmquality.generation.allowed_target_kinds"),
     ],
 )
 def test_invalid_value_names_the_key(raw, path, value, named):

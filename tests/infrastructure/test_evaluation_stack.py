@@ -86,6 +86,16 @@ def test_prepare_gets_the_map_defaults_from_config(evaluation_template, synth):
     assert float(env["DEFAULT_TOLERATED_FAILURE_PERCENTAGE"]) == synth.config.tolerated_failure_percentage
 
 
+def test_the_functions_that_build_targets_never_accept_python_from_an_execution_input(evaluation_template):
+    """Issue 17: the allowed kinds are set explicitly on AWS, and python: is not one of them."""
+    from fmquality.targets.policy import allowed_target_kinds
+
+    for role in ("prepare", "generate"):
+        _, function = functions_by_handler_env(evaluation_template)[role]
+        allowed = allowed_target_kinds(function["Properties"]["Environment"]["Variables"])
+        assert "python" not in allowed and {"bedrock", "https"} <= allowed
+
+
 def test_functions_use_the_powertools_layer_for_their_runtime_and_the_dependency_layer(evaluation_template, synth):
     params = evaluation_template["Parameters"]
     powertools = [k for k, v in params.items()
@@ -303,12 +313,13 @@ def test_run_ends_in_aggregate_and_a_gate(definition):
     assert definition["States"][aggregate["Next"]]["Type"] == "Choice"
 
 
-def test_state_machine_logs_everything_and_traces(template, evaluation_template):
+def test_state_machine_logs_and_traces(template, evaluation_template):
+    # Level and execution data follow config.state_machine_logs: test_state_machine_logs.py.
     template.has_resource_properties(
         "AWS::StepFunctions::StateMachine",
         {
             "StateMachineType": "STANDARD",
-            "LoggingConfiguration": {"Level": "ALL", "IncludeExecutionData": True, "Destinations": Match.any_value()},
+            "LoggingConfiguration": Match.object_like({"Destinations": Match.any_value()}),
             "TracingConfiguration": {"Enabled": True},
         },
     )

@@ -18,6 +18,9 @@ second's worth), four ways:
 answers, reworded per repetition and arm; the share of runs a paired rule fails is its false-positive
 rate.
 
+``size``: bench/answer_size.py, scoring time and peak memory against the size of one answer and of
+its evidence (10 KB to 640 KB), and what the shipped size limit does with a 160 KB answer.
+
 All write bench/results.json (the judge's figures at the top level, the catalog's under
 ``catalog_scale``, the A/A test's under ``aa``). Not part of `make test`. See the README for the figures.
 """
@@ -33,7 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT, aa, catalog_scale, shown, warm_up
+from bench import ROOT, aa, answer_size, catalog_scale, shown, warm_up
 from bench.naive import NaiveEvaluator
 from bench.standin import BedrockStandin
 from fmquality.dataset import load_catalog, load_dataset
@@ -53,7 +56,7 @@ TARGETS = {
 }
 
 
-SCENARIOS = ("judge", "catalog", "aa")
+SCENARIOS = ("judge", "catalog", "aa", "size")
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -275,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
         out["aa"] = aa.run(args)
         print(aa.format_summary(out["aa"]))
         met = met and all(out["aa"]["targets"].values())
+    if "size" in scenarios:
+        out["answer_size"] = answer_size.run(args)
+        print(answer_size.format_summary(out["answer_size"]))
+        met = met and all(out["answer_size"]["targets"].values())
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
     return 0 if met else 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -191,15 +192,31 @@ class Reading:
         start, end = self.spans[index]
         return self.norm[start:end]
 
+    @cached_property
+    def _span_starts(self) -> list[int]:
+        return [start for start, _end in self.spans]
+
+    def _span_holding(self, pos: int) -> int | None:
+        """The sentence whose span holds ``pos`` (spans are ordered and disjoint: found by bisection,
+        so reading stays linear in the answer's length)."""
+        index = bisect_right(self._span_starts, pos) - 1
+        return index if index >= 0 and pos < self.spans[index][1] else None
+
     def sentence_of(self, pos: int) -> int:
-        for index, (start, end) in enumerate(self.spans):
-            if start <= pos < end:
-                return index
-        return len(self.spans) - 1
+        index = self._span_holding(pos)
+        return len(self.spans) - 1 if index is None else index
+
+    @cached_property
+    def _mentions_by_sentence(self) -> dict[int, list[Mention]]:
+        grouped: dict[int, list[Mention]] = {}
+        for mention in self.mentions:
+            index = self._span_holding(mention.start)
+            if index is not None:
+                grouped.setdefault(index, []).append(mention)
+        return grouped
 
     def mentions_in(self, index: int) -> list[Mention]:
-        start, end = self.spans[index]
-        return [m for m in self.mentions if start <= m.start < end]
+        return self._mentions_by_sentence.get(index, [])
 
     def items(self, asins: tuple[str, ...] | list[str]) -> list[CatalogItem]:
         return [self.by_asin[a] for a in asins if a in self.by_asin]
@@ -642,8 +659,10 @@ def given_values(case: TestCase) -> set[tuple[str, float]]:
     # Days between the dates in play (delivered 11/3, today 11/10): elapsed time is a shopper's number too.
     dates = [d for t in [*shopper, *case.retrieved_chunks, case.response or "",
                          case.page_context.model_dump_json(exclude_none=True)] for d in find_dates(t)]
+    # Distinct days only: a calendar holds few, however many times a long text repeats them.
+    days = sorted({_day_number(d) for d in dates})
     shopper_days = {v for unit, v in said if unit == "duration"} | {
-        float(abs(_day_number(a) - _day_number(b))) for a in dates for b in dates if a is not b}
+        float(later - earlier) for i, earlier in enumerate(days) for later in days[i + 1:]}
     values |= {("duration", abs(k - d)) for k in knowledge_days for d in shopper_days}
     values |= {("duration", k + d) for k in knowledge_days for d in shopper_days}
     return {(unit, round(v, 3)) for unit, v in values}

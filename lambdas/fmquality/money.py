@@ -144,7 +144,10 @@ def table_roles(norm: str) -> dict[int, str]:
 
 def role_of(norm: str, price: Price, shopper_amounts: set[tuple[str, float]]) -> str:
     """The role of one amount, from the words of its sentence around it (``norm`` is the normalized text)."""
-    ends = list(_SENTENCE_END.finditer(norm, 0, price.start))
+    # Only the 48 characters before the amount are read, so only a sentence end among them matters
+    # (searching from the text's start made reading quadratic in the answer's length).
+    window = max(0, price.start - 49)
+    ends = list(_SENTENCE_END.finditer(norm, window, price.start))
     sentence_start = ends[-1].end() if ends else 0
     before = _MARKUP.sub("", norm[max(sentence_start, price.start - 48):price.start]).rstrip()
     after = _MARKUP.sub("", norm[price.end:price.end + 40])

@@ -8,6 +8,7 @@ spaces. Numbers are read with regular expressions before segmentation, because t
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -262,7 +263,9 @@ def _quantities(text: str) -> tuple[Quantity, ...]:
         taken.append((price.start, price.end))
     for match in _QUANTITY_RE.finditer(norm):
         start, end = match.start(), match.end()
-        if any(s <= start < e for s, e in taken):
+        # Prices come in order and never overlap: the one that could hold ``start`` is found by bisection.
+        before_index = bisect_right(taken, (start, float("inf"))) - 1
+        if before_index >= 0 and start < taken[before_index][1]:
             continue
         raw = match.group("num")
         unit = _UNIT_ALIASES.get((match.group("unit") or "").lower(), "")
@@ -396,6 +399,7 @@ def availability_mentions(text: str) -> list[tuple[str, int]]:
 # ("Vol. 2", "No. 5") or inside a number ("$12.99"); Japanese 。！？ always end one.
 _ABBREVIATIONS = frozenset({"vol", "vols", "no", "nos", "e.g", "i.e", "mr", "mrs", "ms", "dr", "st", "jr", "ch", "etc",
                             "approx", "ed", "eds", "pp", "vs"})
+_LONGEST_ABBREVIATION = max(map(len, _ABBREVIATIONS))
 _SENTENCE_END_RE = re.compile(rf"[。！？]+|[.!?]+(?=\s|$|[{_CJK}])")
 
 
@@ -454,6 +458,14 @@ def romaji_key(text: str) -> str:
 
 
 _NOT_A_SENTENCE_START = tuple("()（）[]］」』/|,、.:：;!?")
+_VISIBLE = re.compile(r"\S")
+_WORD_BEFORE = re.compile(r"([a-z]+)$")
+
+
+def _next_visible(norm: str, pos: int) -> str:
+    """The first non-space character at or after ``pos`` ("" at the end), without copying the rest."""
+    match = _VISIBLE.search(norm, pos)
+    return match.group() if match else ""
 
 
 def segment_spans(text: str) -> list[tuple[int, int]]:
@@ -465,13 +477,15 @@ def segment_spans(text: str) -> list[tuple[int, int]]:
     start = 0
     for i, char in enumerate(norm):
         cut = char in "\n。！？!?"
-        if char in "!?" and norm[i + 1:].lstrip()[:1] in _NOT_A_SENTENCE_START:
+        if char in "!?" and _next_visible(norm, i + 1) in _NOT_A_SENTENCE_START:
             cut = False  # "よつばと!（Yotsuba to! / Yotsuba&!）": the mark belongs to a title
         if char == "." and (i + 1 == len(norm) or norm[i + 1].isspace()):
-            word = re.search(r"([a-z]+)$", norm[start:i])
-            following = norm[i + 1:].lstrip()
-            list_marker = norm[start:i].strip().isdigit()  # "1. Berserk ..." starts a list line
-            cut = not (word and word.group(1) in _ABBREVIATIONS) and not following[:1].isdigit() and not list_marker
+            # Only the few characters before the mark are read: cost stays linear in the text.
+            word = _WORD_BEFORE.search(norm, max(start, i - _LONGEST_ABBREVIATION - 1), i)
+            head = norm[start:i] if i - start <= 16 else ""
+            list_marker = head.strip().isdigit()  # "1. Berserk ..." starts a list line
+            cut = not (word and word.group(1) in _ABBREVIATIONS) and not _next_visible(norm, i + 1).isdigit() \
+                and not list_marker
         if cut:
             if norm[start:i + 1].strip():
                 spans.append((start, i + 1))
@@ -526,9 +540,10 @@ def find_dates(text: str) -> list[DateMention]:
     """Calendar dates in ``normalize(text)``: "2024-05-12", "May 12th", "12 May 2024", "5月12日", "5/12"."""
     norm = normalize(text or "")
     out: list[DateMention] = []
+    taken: set[int] = set()  # positions inside a date already found (an earlier pattern wins)
     for pattern in _DATE_PATTERNS:
         for match in pattern.finditer(norm):
-            if any(d.start < match.end() and match.start() < d.end for d in out):
+            if not taken.isdisjoint(range(match.start(), match.end())):
                 continue
             groups = match.groupdict()
             month = _MONTHS[groups["mn"]] if groups.get("mn") else int(groups["m"])
@@ -536,8 +551,10 @@ def find_dates(text: str) -> list[DateMention]:
             if 1 <= month <= 12 and 1 <= day <= 31:
                 year = int(groups["y"]) if groups.get("y") else None
                 out.append(DateMention(year, month, day, match.start(), match.end()))
+                taken.update(range(match.start(), match.end()))
                 # The end of a range of days in one month: "November 14-30", 「11月14日〜30日」.
                 end = _DAY_RANGE_END.match(norm, match.end())
                 if end and 1 <= int(end.group(1)) <= 31:
                     out.append(DateMention(year, month, int(end.group(1)), end.start(1), end.end()))
+                    taken.update(range(end.start(1), end.end()))
     return sorted(out, key=lambda d: d.start)

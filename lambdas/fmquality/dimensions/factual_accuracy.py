@@ -461,8 +461,9 @@ def unsupported_claims(case: TestCase, reading: Reading, amounts: AmountReport,
         found.verified.append(f"{len(reading.products)} catalog product(s) named")
     orders = order_facts(case, reading)
     order_ids = {loose_key(i) for i in re.findall(r"\S+", " ".join(orders.verified))}
-    codes = list(CODE_RE.finditer(nfkc)) + [m for m in _NAMED_CODE.finditer(nfkc)
-                                            if not any(c.start() <= m.start(1) < c.end() for c in CODE_RE.finditer(nfkc))]
+    plain_codes = list(CODE_RE.finditer(nfkc))
+    covered = {i for c in plain_codes for i in range(c.start(), c.end())}
+    codes = plain_codes + [m for m in _NAMED_CODE.finditer(nfkc) if m.start(1) not in covered]
     for match in codes:
         code = match.group(match.lastindex or 0)
         if ASIN_RE.fullmatch(code) or loose_key(code) in order_ids or any(code in v for v in orders.verified + orders.contradictions):

@@ -32,7 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from fmquality.models import DIMENSIONS, SUB_SCORES, Calibration, EvaluationResult, Kappa, TestCase
-from fmquality.yamldoc import validation_problems
+from fmquality.yamldoc import validation_problems, yaml_mapping
 
 COMPOSITE = "composite"
 DEFAULT_SCORES: tuple[str, ...] = (*DIMENSIONS, COMPOSITE)
@@ -829,11 +829,10 @@ class CalibrationPlan(BaseModel):
 def load_plan(path: str | Path) -> CalibrationPlan:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise PlanError(f"{path}: cannot read the calibration plan: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise PlanError(f"{path}: not valid YAML: {exc}") from exc
+    data = yaml_mapping(text, str(path), PlanError, "the calibration plan")
     try:
         plan = CalibrationPlan.model_validate(data)
     except ValidationError as exc:

@@ -14,6 +14,8 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
+from fmquality.outputs import clear_run_outputs, put_run_outputs, write_atomically
+
 EXIT_PASSED, EXIT_GATE_FAILED, EXIT_BAD_INPUT, EXIT_RUN_FAILED = 0, 1, 2, 3
 
 
@@ -182,16 +184,24 @@ def _print_summary(report, console) -> None:
         console.print(f"[red]x[/red] {reason}", highlight=False)
 
 
+def _no_answer_generated(results) -> bool:
+    """Every case an error record because its answer could not be generated (an unreachable or broken
+    target): nothing was evaluated, so no gate verdict is given."""
+    return bool(results) and all(r.status == "error" and (r.error or "").startswith("generation failed")
+                                 for r in results)
+
+
 def write_outputs(out: Path, results, report, rubric, control_results=None) -> None:
+    from fmquality.outputs import put_run_outputs
     from fmquality.report import results_to_jsonl
     from fmquality.report_html import render_html
 
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.jsonl").write_text(results_to_jsonl(results), encoding="utf-8")
-    if control_results:
-        (out / "control_results.jsonl").write_text(results_to_jsonl(control_results), encoding="utf-8")
-    (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
-    (out / "report.html").write_text(render_html(report, results, rubric.gate.min_pass_rate), encoding="utf-8")
+    put_run_outputs(out, {
+        "results.jsonl": results_to_jsonl(results),
+        "control_results.jsonl": results_to_jsonl(control_results) if control_results else None,
+        "report.html": render_html(report, results, rubric.gate.min_pass_rate),
+        "report.json": report.model_dump_json(indent=2),
+    })
 
 
 def _load_inputs(args, with_baseline: bool = False):
@@ -249,10 +259,8 @@ def _parse_target_option(value: str | None, option: str):
 def _build_targets(args, rubric):
     """(candidate, control) of the direct engine, each (target, the spec as given), ``ssm:`` specs
     resolved once for the run. (None, None) stands for "no target": the candidate then scores the
-    recorded responses exactly as before. Raises ValueError on a bad spec or a target that cannot be
-    built."""
-    from botocore.exceptions import BotoCoreError
-
+    recorded responses exactly as before. Raises ValueError on a bad spec; a missing module or an
+    unreachable service propagates to main() as "the run could not be done" (exit 3)."""
     from fmquality.targets import make_target, resolve_spec
     from fmquality.targets.aws import default_client_factory
 
@@ -266,8 +274,10 @@ def _build_targets(args, rubric):
         client = client or default_client_factory(spec.timeout_s)
         try:
             target = make_target(resolve_spec(spec, client), client, rubric=rubric)
-        except (ValueError, OSError, BotoCoreError) as exc:
+        except (ValueError, FileNotFoundError) as exc:
             raise ValueError(f"{option}: {exc}") from exc
+        except ImportError as exc:
+            raise ImportError(f"{option}: {exc}") from exc
         built.append((target, spec))
     return built[0], built[1]
 
@@ -303,11 +313,14 @@ def cmd_run(args) -> int:
     except FilterError as exc:
         _err(f"error: {exc}")
         return EXIT_BAD_INPUT
+    try:
+        clear_run_outputs(out)  # an earlier run's report never looks like this run's
+    except OSError as exc:
+        _err(f"error: cannot write to {out}: {exc.strerror or exc}")
+        return EXIT_RUN_FAILED
     if loaded.errors:
-        out.mkdir(parents=True, exist_ok=True)
-        with (out / "rejected.jsonl").open("w", encoding="utf-8") as fh:
-            for line_error in loaded.errors:
-                fh.write(json.dumps(line_error.model_dump(), ensure_ascii=False) + "\n")
+        write_atomically(out / "rejected.jsonl", "".join(
+            json.dumps(line_error.model_dump(), ensure_ascii=False) + "\n" for line_error in loaded.errors))
         _err(f"skipped {len(loaded.errors)} invalid line(s): see {out / 'rejected.jsonl'}")
 
     if args.engine == "stepfunctions-local":
@@ -375,6 +388,10 @@ def cmd_run(args) -> int:
                       f"verdicts from the cache, {usage.input_tokens:,} input + {usage.output_tokens:,} output + "
                       f"{usage.cache_read_tokens:,} cache-read + {usage.cache_write_tokens:,} cache-write tokens, "
                       f"cost {cost}", highlight=False)
+    if _no_answer_generated(results):
+        _err(f"error: the target answered none of the {len(results)} cases: the run could not be done "
+             f"({results[0].error})")
+        return EXIT_RUN_FAILED
     if not report.gate.passed:
         console.print(gate_summary(report), highlight=False)
     return EXIT_PASSED if report.gate.passed else EXIT_GATE_FAILED
@@ -392,6 +409,7 @@ def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
     """`fmquality run --engine stepfunctions-local`: the deployed state machine, on embedded AWS."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from fmquality.judges.cache import DEFAULT_CACHE_DIR
     from fmquality.local.engine import run_local_execution
     from fmquality.models import RunReport
 
@@ -412,10 +430,10 @@ def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
             # The raw spec strings: the execution resolves them. Passed only when given, so a run without
             # targets works whether or not this engine version takes the parameters.
             **{k: v for k, v in (("target", args.target), ("control", args.control)) if v is not None},
+            verdict_cache_dir=None if args.no_cache else Path(args.cache_dir or DEFAULT_CACHE_DIR).absolute(),
         )
-    out.mkdir(parents=True, exist_ok=True)
     if outcome.rejected_jsonl is not None:
-        (out / "rejected.jsonl").write_text(outcome.rejected_jsonl, encoding="utf-8")
+        put_run_outputs(out, {"rejected.jsonl": outcome.rejected_jsonl})
     stages = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in outcome.stage_seconds.items())
     if outcome.report is None:
         _err(f"execution {outcome.status}: state {outcome.failed_state!r} failed with "
@@ -423,15 +441,22 @@ def _run_state_machine(args, out: Path, console, rubric, baseline) -> int:
         _err(f"stages: {stages}")
         return EXIT_BAD_INPUT if outcome.error == "DatasetRejected" else EXIT_RUN_FAILED
     report = RunReport.model_validate({**outcome.report, "execution": outcome.execution})
-    (out / "results.jsonl").write_text(outcome.results_jsonl or "", encoding="utf-8")
-    if outcome.control_results_jsonl is not None:
-        (out / "control_results.jsonl").write_text(outcome.control_results_jsonl, encoding="utf-8")
-    (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
-    (out / "report.html").write_text(outcome.report_html or "", encoding="utf-8")
+    put_run_outputs(out, {"results.jsonl": outcome.results_jsonl or "",
+                          "control_results.jsonl": outcome.control_results_jsonl,
+                          "report.html": outcome.report_html or "",
+                          "report.json": report.model_dump_json(indent=2)})
     _print_summary(report, console)
     console.print(f"{report.total_cases} cases through the state machine in {outcome.wall_seconds:.2f} s "
                   f"({report.total_cases / outcome.wall_seconds:.1f} cases/s); stages: {stages}; outputs in {out}/",
                   highlight=False)
+    from fmquality.models import EvaluationResult
+
+    results = [EvaluationResult.model_validate_json(line) for line in (outcome.results_jsonl or "").splitlines()
+               if line.strip()]
+    if _no_answer_generated(results):
+        _err(f"error: the target answered none of the {len(results)} cases: the run could not be done "
+             f"({results[0].error})")
+        return EXIT_RUN_FAILED
     if outcome.status == "SUCCEEDED":
         return EXIT_PASSED
     if outcome.error == "QualityGateFailed":
@@ -708,19 +733,18 @@ def cmd_calibrate(args) -> int:
     written = []
     if args.out:
         out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "calibration.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
-        (out / "calibration.html").write_text(render_calibration_html(report), encoding="utf-8")
+        write_atomically(out / "calibration.html", render_calibration_html(report))
+        write_atomically(out / "calibration.json", report.model_dump_json(indent=2))
         written += [out / "calibration.json", out / "calibration.html"]
         if report.fit is not None:
-            (out / "threshold-fit.diff").write_text(report.fit.diff, encoding="utf-8")
+            write_atomically(out / "threshold-fit.diff", report.fit.diff)
             written.append(out / "threshold-fit.diff")
     if report.signals is not None:
         source = f"--plan {args.plan}" if args.plan else f"--dataset {args.dataset}"
         signals_out = Path(args.signals_out)
-        signals_out.parent.mkdir(parents=True, exist_ok=True)
+
         command = f"fmquality calibrate {source} --signals-out {signals_out}"
-        signals_out.write_text(signals_yaml(report.signals, command), encoding="utf-8")
+        write_atomically(signals_out, signals_yaml(report.signals, command))
         written.append(signals_out)
     if args.json:
         print(report.model_dump_json(indent=2))
@@ -778,8 +802,37 @@ def cmd_compare(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """One exit-code contract for every command: 0 the gate passed (or the command did its work), 1
+    the gate failed, 2 bad input or usage (argparse exits 2 itself), 3 the run could not be done:
+    missing credentials or region, an unreachable service, a missing module, an unwritable output,
+    an internal error. A crash is never read as a failed gate."""
     parser = _build_parser()
     args = parser.parse_args(argv)
+    try:
+        return _dispatch(parser, args)
+    except KeyboardInterrupt:
+        _err("interrupted: the run was not done")
+        return EXIT_RUN_FAILED
+    except Exception as exc:  # noqa: BLE001 - the contract: anything unforeseen is "could not be done", said once
+        from botocore.exceptions import BotoCoreError, NoCredentialsError, NoRegionError
+
+        if isinstance(exc, (NoCredentialsError, NoRegionError)):
+            _err(f"error: {exc} (set AWS credentials and a region, e.g. AWS_PROFILE and AWS_REGION)")
+        elif isinstance(exc, BotoCoreError):
+            _err(f"error: AWS could not be reached: {exc}")
+        elif isinstance(exc, ImportError):
+            _err(f"error: a module this command needs is missing: {exc} (install the project's requirements)")
+        elif isinstance(exc, OSError):
+            _err(f"error: {exc}")
+        else:
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+            _err(f"internal error: {type(exc).__name__}: {exc}")
+        return EXIT_RUN_FAILED
+
+
+def _dispatch(parser, args) -> int:
     if args.command == "run":
         return cmd_run(args)
     if args.command == "estimate":

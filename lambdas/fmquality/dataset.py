@@ -62,6 +62,39 @@ def intent_error(intent: str, categories: tuple[str, ...] | list[str]) -> str | 
     return f"Input should be one of {allowed} (got {intent!r})"
 
 
+class _NotJson(ValueError):
+    """A JSON text Python would read but no other reader would: NaN, Infinity."""
+
+
+def _refuse_constant(name: str) -> float:
+    raise _NotJson(f"{name} is not a JSON number")
+
+
+def read_json(raw: str) -> Any:
+    """Strict JSON: NaN and Infinity refused, nesting beyond Python's recursion refused (ValueError)."""
+    try:
+        return json.loads(raw, parse_constant=_refuse_constant)
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+
+
+def lone_surrogate(data: Any, path: str = "") -> str | None:
+    """The field path of a string holding a lone surrogate ("\\ud800": valid JSON, not text any
+    output can be written in), or None."""
+    stack = [(path, data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if any("\ud800" <= c <= "\udfff" for c in value):
+                return where or "<line>"
+        elif isinstance(value, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+            stack.extend((f"{where}.<key>" if where else "<key>", k) for k in value)
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
+    return None
+
+
 def parse_lines(lines: list[bytes], source: str, catalog: list[CatalogItem] | CatalogIndex | None = None,
                 categories: tuple[str, ...] | list[str] | None = None) -> LoadedDataset:
     """Validate raw lines. Blank lines are skipped; everything else is a case or an error. With a run
@@ -84,14 +117,24 @@ def parse_lines(lines: list[bytes], source: str, catalog: list[CatalogItem] | Ca
         if not raw:
             continue
         try:
-            data = json.loads(raw)
+            data = read_json(raw)
         except json.JSONDecodeError as exc:
             result.errors.append(LineError(file=source, line=number, field="<line>",
                                            reason=f"not valid JSON: {exc.msg} at column {exc.colno}", raw=raw[:500]))
             continue
+        except ValueError as exc:
+            result.errors.append(LineError(file=source, line=number, field="<line>", reason=f"not valid JSON: {exc}",
+                                           raw=raw[:500]))
+            continue
         if not isinstance(data, dict):
             result.errors.append(LineError(file=source, line=number, field="<line>",
                                            reason="each line must be a JSON object", raw=raw[:500]))
+            continue
+        surrogate = lone_surrogate(data)
+        if surrogate:
+            result.errors.append(LineError(file=source, line=number, field=surrogate,
+                                           reason="holds a lone surrogate (an escape like \\ud800 that encodes no character)",
+                                           raw=raw[:500].encode("utf-8", "replace").decode("utf-8")))
             continue
         try:
             case = TestCase.model_validate(data)
@@ -137,12 +180,17 @@ def parse_catalog(raw: bytes, source: str) -> list[CatalogItem]:
     """A catalog snapshot: a JSON array of catalog items (or {"items": [...]}). Every bad item is
     listed in the DatasetError's ``errors``."""
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = read_json(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+    except (UnicodeDecodeError, ValueError) as exc:
         raise DatasetError(f"{source}: cannot read catalog: {exc}") from exc
     items = data.get("items") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise DatasetError(f"{source}: the catalog must be a JSON array of items")
+    if not items:
+        raise DatasetError(f"{source}: the catalog has no items")
+    surrogate = lone_surrogate(items)
+    if surrogate:
+        raise DatasetError(f"{source}: {surrogate}: holds a lone surrogate (an escape that encodes no character)")
     out: list[CatalogItem] = []
     errors: list[LineError] = []
     for index, item in enumerate(items):
@@ -152,6 +200,12 @@ def parse_catalog(raw: bytes, source: str) -> list[CatalogItem]:
             for err in exc.errors():
                 errors.append(LineError(file=source, line=index + 1, field=f"[{index}]." + _field_path(err["loc"]),
                                         reason=err["msg"]))
+    first: dict[str, int] = {}
+    for index, item in enumerate(out):
+        if item.asin in first:
+            errors.append(LineError(file=source, line=index + 1, field=f"[{index}].asin",
+                                    reason=f"duplicate ASIN {item.asin!r} (first at item {first[item.asin] + 1})"))
+        first.setdefault(item.asin, index)
     if errors:
         raise DatasetError(f"{source}: invalid catalog items", errors)
     return out

@@ -56,11 +56,37 @@ REQUEUE_CAP_S = 30.0
 OutcomeT = TypeVar("OutcomeT", JudgeOutcome, CombinedJudgeOutcome)
 
 
+class CaseTooLarge(ValueError):
+    """A case past the rubric's size limits: it ends as a named error record, never a score."""
+
+
+def evidence_chars(case: TestCase) -> int:
+    """What the checks read besides the answer: query, conversation, chunks, reference, page, sources,
+    tool calls (the catalog is the store's, indexed once per run, and not counted here)."""
+    return len(case.model_dump_json(exclude={"response", "catalog", "label", "metadata"}))
+
+
+def check_case_size(case: TestCase, rubric: "Rubric") -> None:
+    """Raise CaseTooLarge when the answer or the evidence is past ``rubric.limits``: scoring time grows
+    with both, and no answer of a shopping chatbot is this long."""
+    limits = rubric.limits
+    answer = len(case.response or "")
+    if answer > limits.max_response_chars:
+        raise CaseTooLarge(f"the response is {answer:,} characters, over the rubric's "
+                           f"limits.max_response_chars ({limits.max_response_chars:,}): not scored")
+    evidence = evidence_chars(case)
+    if evidence > limits.max_evidence_chars:
+        raise CaseTooLarge(f"the case's evidence is {evidence:,} characters, over the rubric's "
+                           f"limits.max_evidence_chars ({limits.max_evidence_chars:,}): not scored")
+
+
 def score_one_dimension(
     dimension: str, case: TestCase, rubric: "Rubric", judge: "Judge", raise_on_throttle: bool = False
 ) -> DimensionScore:
     """One dimension of one case (the scorer Lambda's whole job): a MangaAssist dimension module, or
-    the generic profile path for a profile with a scorer module."""
+    the generic profile path for a profile with a scorer module. Raises CaseTooLarge (the state
+    machine's Catch records it as the item's error)."""
+    check_case_size(case, rubric)
     if rubric.profile_spec.scorer is not None:
         from fmquality.profiles.scoring import plan_profile_dimension
 
@@ -109,13 +135,15 @@ def evaluate_case(
         result = _score_case(case, rubric, judge, run_id, mode, throttle_requeues, sleep)
         return result if result.arm == arm else result.model_copy(update={"arm": arm})
     try:
-        case, generation = generate(case, target, sleep=sleep)
+        case, generation = generate(case, target, sleep=sleep, rules=rubric.generation)
     except Exception as exc:  # noqa: BLE001 - generate reports target failures itself; this is a bug
         return error_result(case, rubric, f"generation failed: {type(exc).__name__}: {exc}", run_id=run_id
                             ).model_copy(update={"arm": arm, "response": None})
     if generation.error is not None:
         # The recorded response (if any) was not this target's answer: the record shows none.
-        return error_result(case, rubric, f"generation failed: {generation.error}", run_id=run_id
+        # "generation incomplete: stopped by max_tokens" names itself; anything else is a failure.
+        error = generation.error if generation.error.startswith("generation ") else f"generation failed: {generation.error}"
+        return error_result(case, rubric, error, run_id=run_id
                             ).model_copy(update={"arm": arm, "generation": generation, "response": None})
     result = _score_case(case, rubric, judge, run_id, mode, throttle_requeues, sleep)
     return result.model_copy(update={"arm": arm, "generation": generation})
@@ -124,6 +152,7 @@ def evaluate_case(
 def _score_case(case: TestCase, rubric: "Rubric", judge: "Judge", run_id: str | None, mode: JudgeMode,
                 throttle_requeues: int, sleep: Callable[[float], None]) -> EvaluationResult:
     try:
+        check_case_size(case, rubric)
         plans = plan_case(case, rubric)
         open_plans = [p for p in plans.values() if p.final is None and p.request is not None]
         outcomes: dict[str, JudgeOutcome] = {}

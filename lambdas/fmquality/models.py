@@ -83,7 +83,7 @@ class CatalogItem(BaseModel):
 
     asin: str = Field(min_length=1)
     title: str = Field(min_length=1)
-    price: float = Field(ge=0)
+    price: float = Field(ge=0, allow_inf_nan=False)
     currency: Literal["USD", "JPY"] = "USD"
     availability: Literal["in_stock", "out_of_stock", "preorder", "limited"] = "in_stock"
     author: str | None = None

@@ -318,14 +318,20 @@ def default_rubric_path() -> Path:
     raise RubricError(f"no default rubric found; looked in {[str(c) for c in DEFAULT_RUBRIC_CANDIDATES]}")
 
 
-def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
+def parse_rubric(text: str | bytes, source: str = "<rubric>") -> Rubric:
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = text[:exc.start].count(b"\n") + 1
+            raise RubricError(f"{source}:{line}: not valid UTF-8 (byte {exc.start}: {exc.reason})") from exc
     return parse_model(Rubric, yaml_mapping(text, source, RubricError, "the rubric"), source, RubricError, "rubric")
 
 
 def load_rubric(path: str | Path | None = None) -> Rubric:
     rubric_path = Path(path) if path else default_rubric_path()
     try:
-        text = rubric_path.read_text(encoding="utf-8")
+        text = rubric_path.read_bytes()
     except OSError as exc:
         raise RubricError(f"{rubric_path}: cannot read rubric: {exc}") from exc
     return parse_rubric(text, str(rubric_path))

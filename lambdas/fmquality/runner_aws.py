@@ -214,6 +214,7 @@ def add_approve_command(subparsers: Any) -> argparse.ArgumentParser:
         help="make a finished run the approved baseline of its dataset (what \"baseline\": \"auto\" compares with)",
     )
     approve.add_argument("--table", required=True, help="the evaluation table's name")
+    approve.add_argument("--bucket", required=True, help="the data bucket (the approved report is frozen there)")
     approve.add_argument("--run-id", required=True, help="the run to approve")
     approve.add_argument("--region", help="the table's region (default: the AWS configuration's)")
     approve.add_argument("--approved-by", help="recorded with the approval (default: $USER)")
@@ -222,9 +223,14 @@ def add_approve_command(subparsers: Any) -> argparse.ArgumentParser:
     return approve
 
 
-def approve_baseline(table: Any, run_id: str, approved_by: str | None = None,
+def approve_baseline(table: Any, s3: Any, bucket: str, run_id: str, approved_by: str | None = None,
                      allow_failed_gate: bool = False) -> dict[str, Any]:
-    """Approve a finished run as its dataset's baseline. Raises ValueError saying why it cannot."""
+    """Approve a finished run as its dataset's baseline: its report is frozen under its own key
+    (``adapters.s3.baseline_key``, written once) and the approval points there, so nothing that
+    later writes the run's own report changes what the baseline is. Raises ValueError saying why
+    a run cannot be approved."""
+    from fmquality.adapters.s3 import S3ObjectExists, baseline_key
+
     run = table.get_run(run_id)
     if run is None:
         raise ValueError(f"run {run_id!r} does not exist in the table")
@@ -232,24 +238,37 @@ def approve_baseline(table: Any, run_id: str, approved_by: str | None = None,
         raise ValueError(f"run {run_id!r} has no report yet (status {run.get('status', 'unknown')})")
     if run.get("gate_passed") is not True and not allow_failed_gate:
         raise ValueError(f"run {run_id!r} failed its own gate; pass --allow-failed-gate to approve it anyway")
-    return table.approve_baseline(run["dataset_id"], run_id, run["report_key"], approved_by=approved_by)
+    report = s3.read_bytes(bucket, run["report_key"])
+    frozen = baseline_key(run["dataset_id"], run_id)
+    try:
+        s3.write_bytes_once(bucket, frozen, report, "application/json")
+    except S3ObjectExists:
+        if s3.read_bytes(bucket, frozen) != report:
+            raise ValueError(f"run {run_id!r} was approved before with another report; its frozen copy "
+                             f"s3://{bucket}/{frozen} stays as it is") from None
+    return table.approve_baseline(run["dataset_id"], run_id, frozen, approved_by=approved_by)
 
 
-def run_approve_command(args: argparse.Namespace, dynamodb_client: Any = None) -> int:
+def run_approve_command(args: argparse.Namespace, dynamodb_client: Any = None, s3_client: Any = None) -> int:
     import os
 
     from botocore.exceptions import BotoCoreError, ClientError
 
     from fmquality.adapters.dynamodb import EvaluationTable
+    from fmquality.adapters.s3 import S3ObjectNotFound, S3Store
 
-    if dynamodb_client is None:
+    if dynamodb_client is None or s3_client is None:
         import boto3
 
-        dynamodb_client = boto3.client("dynamodb", region_name=args.region)
+        dynamodb_client = dynamodb_client or boto3.client("dynamodb", region_name=args.region)
+        s3_client = s3_client or boto3.client("s3", region_name=args.region)
     table = EvaluationTable(args.table, dynamodb_client)
     try:
-        approved = approve_baseline(table, args.run_id, args.approved_by or os.environ.get("USER"),
-                                    args.allow_failed_gate)
+        approved = approve_baseline(table, S3Store(s3_client), args.bucket, args.run_id,
+                                    args.approved_by or os.environ.get("USER"), args.allow_failed_gate)
+    except S3ObjectNotFound as exc:
+        print(f"fmquality approve-baseline: {exc}", file=sys.stderr)
+        return 2
     except ValueError as exc:
         print(f"fmquality approve-baseline: {exc}", file=sys.stderr)
         return 2
@@ -289,20 +308,11 @@ def add_catalog_command(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def validated_catalog(path: str) -> list[Any]:
-    """The file's items, validated as a run's catalog file is, and with each ASIN once (a snapshot
-    in the table keys items by ASIN). Raises DatasetError listing file:item: field: reason."""
-    from fmquality.dataset import DatasetError, LineError, load_catalog
+    """The file's items, validated as a run's catalog file is (no item twice, none missing). Raises
+    DatasetError listing file:item: field: reason."""
+    from fmquality.dataset import load_catalog
 
-    items = load_catalog(path)
-    if not items:
-        raise DatasetError(f"{path}: the catalog has no items")
-    first: dict[str, int] = {}
-    duplicates = [LineError(file=path, line=number, field=f"[{number - 1}].asin",
-                            reason=f"duplicate ASIN {item.asin!r} (first as item {first[item.asin]})")
-                  for number, item in enumerate(items, start=1) if first.setdefault(item.asin, number) != number]
-    if duplicates:
-        raise DatasetError(f"{path}: invalid catalog items", duplicates)
-    return items
+    return load_catalog(path)
 
 
 def run_catalog_command(args: argparse.Namespace, dynamodb_client: Any = None) -> int:

@@ -164,11 +164,12 @@ def generation_summary(results_by_arm: dict[str, list[EvaluationResult]]) -> dic
     return summary or None
 
 
-def load_baseline(baseline_run_id: str | None, bucket: str, a: Adapters) -> RunReport | None:
+def load_baseline(baseline_run_id: str | None, bucket: str, a: Adapters, key: str | None = None) -> RunReport | None:
+    """The baseline's report: ``key`` when Prepare resolved one (an approved baseline's frozen copy),
+    else the baseline run's own report."""
     if not baseline_run_id:
         return None
-    run = a.table.get_run(baseline_run_id)
-    key = (run or {}).get("report_key")
+    key = key or (a.table.get_run(baseline_run_id) or {}).get("report_key")
     if not key:
         raise BaselineNotFound(f"baseline run {baseline_run_id!r} has no report")
     try:
@@ -196,7 +197,7 @@ def aggregate_run(event: AggregateEvent, env: FunctionEnv, a: Adapters) -> dict[
     recorded_at: dict[str, str] = {}
     by_arm = collect_results(event, rubric, a, recorded_at=recorded_at)
     results, control = by_arm.get("candidate", []), by_arm.get("control", [])
-    baseline = load_baseline(event.baseline_run_id, event.bucket, a)
+    baseline = load_baseline(event.baseline_run_id, event.bucket, a, run.get("baseline_report_key"))
     candidate_spec = targets.specs["candidate"] or TargetSpec.parse(None)
     # A plain run (recorded answers, no control) reports no target, as before targets existed.
     plain = candidate_spec.kind == "recorded" and targets.specs["control"] is None

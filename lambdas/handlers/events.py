@@ -63,7 +63,11 @@ class PrepareEvent(BaseModel):
     filter: dict[str, Any] | str | None = None
     max_concurrency: int | None = Field(default=None, ge=1, le=10000)
     tolerated_failure_percentage: float | None = Field(default=None, ge=0.0, le=100.0)
-    run_id: str | None = None
+    # A label of the caller's for the run (kept on the run record). The run id itself is generated:
+    # the execution's name, or a timestamp and a random suffix; a given id could reuse, and mix its
+    # results into, an existing run (an approved baseline among them).
+    run_label: str | None = Field(default=None, max_length=128)
+    run_id: str | None = None  # older input: read as the label
     dataset_id: str | None = Field(default=None, min_length=1, max_length=256)
     execution_id: str | None = None
     execution_name: str | None = None

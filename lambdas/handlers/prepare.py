@@ -22,6 +22,7 @@ from fmquality.models import CatalogItem, TestCase
 from fmquality.rubric import Rubric, load_rubric, parse_rubric
 from fmquality.subsets import FilterError, apply_filter, distribution, filter_from_input
 from fmquality.targets.base import TargetSpec
+from fmquality.targets.policy import allowed_target_kinds, check_target_kind
 from handlers import aws_client
 from handlers.env import PrepareEnv, load_env
 from handlers.events import PrepareEvent
@@ -46,9 +47,13 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+class RunAlreadyExists(ValueError):
+    """The run id (the execution's name) is a run's that exists: a run is registered once."""
+
+
 def derive_run_id(event: PrepareEvent, now: datetime) -> str:
-    if event.run_id:
-        return event.run_id
+    """The run's id: the execution's name (unique among its state machine's executions), else a
+    timestamp and a random suffix. Never an id from the input (that is the run's label)."""
     if event.execution_name:
         # Execution names allow characters our S3 prefixes and keys should not carry.
         cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", event.execution_name).strip("-.")[:128]
@@ -110,7 +115,11 @@ class TargetRejected(ValueError):
 
 def resolve_target(field: str, spec: TargetSpec, client: Callable[[str], Any] | None) -> TargetSpec:
     """``ssm:<parameter>`` becomes the spec the parameter holds, once per run, so every item of the
-    run asks the same target even if the parameter changes meanwhile. Other specs are kept as given."""
+    run asks the same target even if the parameter changes meanwhile. Other specs are kept as given.
+    A kind this deployment does not allow (``ALLOWED_TARGET_KINDS``; never ``python:`` on AWS) fails
+    the run here, before any item, with TargetKindRefused; an ``ssm:`` spec is checked once resolved."""
+    allowed = allowed_target_kinds()
+    check_target_kind(spec, allowed, field)
     if spec.kind != "ssm":
         return spec
     # Imported here: the target implementations are needed only when a spec points elsewhere.
@@ -120,6 +129,7 @@ def resolve_target(field: str, spec: TargetSpec, client: Callable[[str], Any] | 
         resolved = resolve_spec(spec, client)
     except Exception as exc:  # noqa: BLE001 - any failure is reported naming the field and the parameter
         raise TargetRejected(f"{field}: cannot resolve {spec.spec_string()}: {exc}") from exc
+    check_target_kind(resolved, allowed, field)
     logger.info("target resolved", extra={"field": field, "from": spec.spec_string(), "to": resolved.spec_string()})
     return resolved
 
@@ -160,6 +170,8 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
     """``clients`` (service name -> boto3 client) reaches SSM for ``ssm:`` target specs."""
     now = now or _now()
     run_id = derive_run_id(event, now)
+    if table.get_run(run_id) is not None:  # checked first so nothing of the existing run is touched
+        raise RunAlreadyExists(f"run {run_id!r} exists already; a run is never re-registered (start a new execution)")
     dataset_id = derive_dataset_id(event)
     bucket = env.bucket_name
     logger.append_keys(run_id=run_id, dataset_id=dataset_id)
@@ -183,7 +195,7 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
     elif event.catalog:
         catalog = parse_catalog(_read(s3, event.catalog, "catalog"), event.catalog)
     # The rubric first: its profile's categories are the intents a case may name.
-    rubric: Rubric = (parse_rubric(_read(s3, event.rubric, "rubric").decode("utf-8"), event.rubric)
+    rubric: Rubric = (parse_rubric(_read(s3, event.rubric, "rubric"), event.rubric)
                       if event.rubric else load_rubric())
     loaded = parse_lines(_read(s3, event.dataset, "dataset").splitlines(), event.dataset, catalog,
                          rubric.profile_spec.categories)
@@ -221,7 +233,7 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
     # Nothing to generate: the recorded answers are scored as they are, and the Map skips Generate.
     needs_generation = candidate.kind != "recorded" or control is not None
 
-    baseline_run_id = resolve_baseline(event.baseline, dataset_id, table)
+    baseline_run_id, baseline_report_key = resolve_baseline(event.baseline, dataset_id, table)
     max_concurrency = map_max_concurrency(event.max_concurrency or env.default_max_concurrency, [candidate, control])
     tolerated = (event.tolerated_failure_percentage if event.tolerated_failure_percentage is not None
                  else env.default_tolerated_failure_percentage)
@@ -244,6 +256,8 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
         distribution=json_attribute(spread),
         rejected_count=rejected_count,
         baseline_run_id=baseline_run_id,
+        baseline_report_key=baseline_report_key,
+        run_label=event.run_label or event.run_id,
         judge=env.judge_label,
         execution_id=event.execution_id,
         candidate=json_attribute(event.candidate) if event.candidate is not None else None,
@@ -274,17 +288,18 @@ def prepare_run(event: PrepareEvent, env: PrepareEnv, s3: S3Store, table: Evalua
     }
 
 
-def resolve_baseline(baseline: str | None, dataset_id: str, table: EvaluationTable) -> str | None:
-    """"auto": the approved baseline of the dataset, if any; a run id: that run, which must have a report."""
+def resolve_baseline(baseline: str | None, dataset_id: str, table: EvaluationTable) -> tuple[str | None, str | None]:
+    """The baseline's run id and report key. "auto": the approved baseline of the dataset, if any, read
+    from its frozen copy (``adapters.s3.baseline_key``); a run id: that run's report, which must exist."""
     if baseline is None:
-        return None
+        return None, None
     if baseline == "auto":
         approved = table.get_baseline(dataset_id)
-        return approved["run_id"] if approved else None
+        return (approved["run_id"], approved["report_key"]) if approved else (None, None)
     run = table.get_run(baseline)
     if run is None or not run.get("report_key"):
         raise BaselineNotFound(f"baseline run {baseline!r} has no finished report")
-    return baseline
+    return baseline, run["report_key"]
 
 
 @logger.inject_lambda_context(log_event=False, clear_state=True)

@@ -268,3 +268,48 @@ def test_both_engines_give_the_same_item_results_on_the_golden_dataset(tmp_path)
     direct, local = items(direct_out), items(local_out)
     assert len(direct) == sum(1 for _ in GOLDEN.open(encoding="utf-8"))
     assert direct == local
+
+
+def test_the_verdict_cache_outlives_a_state_machine_run(tmp_path, monkeypatch):
+    """Issue 17: like the direct engine, a second run of unchanged items asks the judge only what the
+    cache cannot answer (the offline judge abstains on some sub-scores, so a few calls remain)."""
+    from fmquality.dataset import load_dataset
+    from fmquality.evaluate import evaluate_cases
+    from fmquality.judges import factory
+    from fmquality.judges.cache import CachingJudge, LocalVerdictStore
+    from fmquality.judges.offline import OfflineJudge
+    from fmquality.rubric import load_rubric
+
+    calls = {"n": 0}
+
+    class CountingJudge(OfflineJudge):  # stands in for Bedrock: the handlers cache only that judge
+        model_id = "stand-in-model"
+
+        def judge(self, request, rubric):
+            calls["n"] += 1
+            return super().judge(request, rubric)
+
+    dataset = FIXTURES / "cli_good.jsonl"
+    direct = CachingJudge(CountingJudge(), LocalVerdictStore(tmp_path / "direct"))
+    cases, rubric = load_dataset(dataset).cases, load_rubric()
+    evaluate_cases(cases, rubric, direct)
+    calls["n"] = 0
+    evaluate_cases(cases, rubric, direct)
+    direct_rerun = calls["n"]
+
+    real = factory.make_judge
+    monkeypatch.setattr(factory, "make_judge",
+                        lambda name, *a, **k: CountingJudge() if name == "bedrock" else real(name, *a, **k))
+    cache = tmp_path / "verdicts"
+    calls["n"] = 0
+    first = run_local_execution(dataset_path=dataset, judge="bedrock", verdict_cache_dir=cache, **FAST)
+    asked = calls["n"]
+    calls["n"] = 0
+    second = run_local_execution(dataset_path=dataset, judge="bedrock", verdict_cache_dir=cache, **FAST)
+    assert first.status == second.status == "SUCCEEDED"
+    assert calls["n"] == direct_rerun < asked
+
+    def scores(outcome):
+        return {(r := json.loads(line))["test_id"]: r["composite_score"] for line in outcome.results_jsonl.splitlines()}
+
+    assert scores(second) == scores(first)

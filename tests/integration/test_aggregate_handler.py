@@ -18,7 +18,7 @@ def _prepare(aws, context, run_id, **extra):
     from handlers.prepare import handler
 
     put_dataset(aws.s3, CASES)
-    return handler(load_event("prepare.json", run_id=run_id, **extra), context)
+    return handler(load_event("prepare.json", execution_name=run_id, **extra), context)
 
 
 def _score(context, prepared, case, score=1.0, arm="candidate", generation=None):
@@ -329,9 +329,10 @@ def test_aggregate_names_the_ssm_parameter_a_target_came_from(aws, lambda_contex
                              "version": "3", "resolved_from": "ssm:/mangaassist/production-target"}
 
 
-def test_aggregate_counts_failed_generations_as_errors_not_scores(aws, lambda_context):
+def test_aggregate_counts_failed_generations_as_errors_not_scores(aws, lambda_context, monkeypatch):
     from handlers.composite import handler
 
+    monkeypatch.setenv("ALLOWED_TARGET_KINDS", "recorded,python")  # the python stand-in chatbot, as locally
     prepared = _prepare(aws, lambda_context, "run-gen-fail", target="python:chatbot:answer")
     _score(lambda_context, prepared, CASES[0], generation=_generation("chatbot:answer"))
     for case in CASES[1:]:

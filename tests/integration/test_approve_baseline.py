@@ -1,4 +1,5 @@
-"""`fmquality approve-baseline` against moto DynamoDB: only finished, passing runs become baselines."""
+"""`fmquality approve-baseline` against moto DynamoDB and S3: only finished, passing runs become
+baselines, and an approved baseline's report is frozen under its own key, never rewritten."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from fmquality.adapters.dynamodb import EvaluationTable, create_evaluation_table
 from fmquality.cli import main
 
 TABLE_NAME = "fmq-approve-test"
+BUCKET = "fmq-approve-data"
 
 
 @pytest.fixture
@@ -18,6 +20,10 @@ def table():
         client = boto3.client("dynamodb", region_name="us-east-1")
         create_evaluation_table(client, TABLE_NAME)
         table = EvaluationTable(TABLE_NAME, client)
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket=BUCKET)
+        for run in ("good", "blocked"):
+            s3.put_object(Bucket=BUCKET, Key=f"runs/{run}/report.json", Body=f'{{"run_id": "{run}"}}'.encode())
         table.register_run("good", "datasets/golden", status="SUCCEEDED", report_key="runs/good/report.json",
                            gate_passed=True)
         table.register_run("blocked", "datasets/golden", status="GATE_FAILED",
@@ -27,7 +33,7 @@ def table():
 
 
 def _approve(*args: str) -> int:
-    return main(["approve-baseline", "--table", TABLE_NAME, "--region", "us-east-1", *args])
+    return main(["approve-baseline", "--table", TABLE_NAME, "--bucket", BUCKET, "--region", "us-east-1", *args])
 
 
 def test_a_passing_run_becomes_the_datasets_baseline(table, capsys):
@@ -35,8 +41,20 @@ def test_a_passing_run_becomes_the_datasets_baseline(table, capsys):
     assert _approve("--run-id", "good", "--approved-by", "release-manager") == 0
     baseline = table.get_baseline("datasets/golden")
     assert (baseline["run_id"], baseline["report_key"], baseline["approved_by"]) == (
-        "good", "runs/good/report.json", "release-manager")
+        "good", "baselines/datasets/golden/good/report.json", "release-manager")
     assert "run good" in capsys.readouterr().out
+
+
+def test_an_approved_baseline_is_frozen_and_a_rewritten_run_report_changes_nothing(table):
+    s3 = boto3.client("s3", region_name="us-east-1")
+    assert _approve("--run-id", "good") == 0
+    frozen = s3.get_object(Bucket=BUCKET, Key="baselines/datasets/golden/good/report.json")["Body"].read()
+    # Something rewrites the run's own report (a redriven execution, a tamperer): the baseline stays.
+    s3.put_object(Bucket=BUCKET, Key="runs/good/report.json", Body=b'{"run_id": "good", "tampered": true}')
+    assert s3.get_object(Bucket=BUCKET, Key="baselines/datasets/golden/good/report.json")["Body"].read() == frozen
+    # Approving it again with the changed report is refused: the frozen copy is never rewritten.
+    assert _approve("--run-id", "good") == 2
+    assert s3.get_object(Bucket=BUCKET, Key="baselines/datasets/golden/good/report.json")["Body"].read() == frozen
 
 
 @pytest.mark.parametrize(("run_id", "why"), [("blocked", "failed its own gate"), ("running", "has no report"),

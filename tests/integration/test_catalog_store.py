@@ -60,7 +60,7 @@ def test_prepare_reads_the_latest_snapshot_and_records_its_version(aws, tmp_path
     assert _load(_catalog_file(tmp_path, [TOMIE, *FILLERS]), "--snapshot-date", "2026-11-20") == 0
     put_dataset(aws.s3, [{**CASES[0], "query": "Do you have Tomie?", "catalog": []}, CASES[2]])
 
-    out = _prepare(load_event("prepare.json", run_id="table-run", catalog="dynamodb:latest"), lambda_context)
+    out = _prepare(load_event("prepare.json", execution_name="table-run", catalog="dynamodb:latest"), lambda_context)
     items = read_json(aws.s3, out["items_key"])
     # Only the product in play travels with the item, not the snapshot's 31 entries.
     assert [[c["asin"] for c in i["case"]["catalog"]] for i in items] == [["B0TOMIE001"], []]
@@ -72,7 +72,7 @@ def test_prepare_reads_the_latest_snapshot_and_records_its_version(aws, tmp_path
                            lambda_context)
     assert read_json(aws.s3, aggregated["report_key"])["catalog"] == "dynamodb:2026-11-20"
 
-    pinned = _prepare(load_event("prepare.json", run_id="pinned-run", catalog="dynamodb:2026-11-20"), lambda_context)
+    pinned = _prepare(load_event("prepare.json", execution_name="pinned-run", catalog="dynamodb:2026-11-20"), lambda_context)
     assert read_json(aws.s3, pinned["items_key"]) == items
 
 
@@ -99,7 +99,7 @@ def test_a_bad_catalog_file_is_refused_line_by_line_and_nothing_is_written(aws, 
 
     duplicated = _catalog_file(tmp_path, [TOMIE, dict(TOMIE)], "dup.json")
     assert _load(duplicated) == 2
-    assert f"{duplicated}:2: [1].asin: duplicate ASIN 'B0TOMIE001' (first as item 1)" in capsys.readouterr().err
+    assert f"{duplicated}:2: [1].asin: duplicate ASIN 'B0TOMIE001' (first at item 1)" in capsys.readouterr().err
     assert aws.ddb.scan(TableName=TABLE)["Items"] == []
 
 
@@ -134,9 +134,9 @@ def test_a_load_that_fails_halfway_never_becomes_current(aws, tmp_path, lambda_c
     assert table.catalog_meta("2026-11-20") is None  # ...but the load never finished
     assert table.latest_catalog_version() == "2026-11-13"
     put_dataset(aws.s3, [{**CASES[0], "query": "Do you have Tomie?"}])
-    assert _prepare(load_event("prepare.json", run_id="r1", catalog="dynamodb:latest"), lambda_context)["item_count"] == 1
+    assert _prepare(load_event("prepare.json", execution_name="r1", catalog="dynamodb:latest"), lambda_context)["item_count"] == 1
     with pytest.raises(DatasetRejected, match=r"'2026-11-20' does not exist in the table \(or its load did not finish\)"):
-        _prepare(load_event("prepare.json", run_id="r2", catalog="dynamodb:2026-11-20"), lambda_context)
+        _prepare(load_event("prepare.json", execution_name="r2", catalog="dynamodb:2026-11-20"), lambda_context)
 
 
 class UnprocessedOnce:

@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from moto_env import BUCKET, CASES, DATASET_ID, DATASET_KEY, load_event, put_dataset, read_json, read_text
+from moto_env import BUCKET, CASES, DATASET_ID, DATASET_KEY, TABLE, load_event, put_dataset, read_json, read_text
 
 
 def _prepare(event, context):
@@ -58,12 +58,40 @@ def test_prepare_writes_items_rubric_and_registers_the_run(aws, lambda_context):
 def test_prepare_takes_limits_and_ids_from_the_input(aws, lambda_context, monkeypatch):
     monkeypatch.setenv("DEFAULT_MAX_CONCURRENCY", "3")
     put_dataset(aws.s3, CASES)
-    out = _prepare(load_event("prepare.json", run_id="pr-42", dataset_id="golden", tolerated_failure_percentage=0,
+    out = _prepare(load_event("prepare.json", execution_name="pr-42", dataset_id="golden", tolerated_failure_percentage=0,
                               trigger="PromptVersionPublished"), lambda_context)
     assert out["run_id"] == "pr-42" and out["dataset_id"] == "golden"
     assert out["max_concurrency"] == 3
     assert out["tolerated_failure_percentage"] == 0.0 and isinstance(out["tolerated_failure_percentage"], float)
     assert out["trigger"] == "PromptVersionPublished"
+
+
+def test_a_given_run_id_is_only_a_label_and_an_existing_run_is_never_registered_again(aws, lambda_context):
+    """Issue 17: an execution input naming an approved baseline's run id used to mix its results into
+    that run. The id is the execution's name; the input's run_id is kept as a label; a taken id stops
+    Prepare before anything is written."""
+    from fmquality.adapters.dynamodb import EvaluationTable
+    from handlers.prepare import RunAlreadyExists
+
+    put_dataset(aws.s3, CASES)
+    first = _prepare(load_event("prepare.json", execution_name="weekly-1", run_id="the-baseline"), lambda_context)
+    assert first["run_id"] == "weekly-1"
+    table = EvaluationTable(TABLE, aws.ddb)
+    assert table.get_run("the-baseline") is None and table.get_run("weekly-1")["run_label"] == "the-baseline"
+    before = aws.s3.get_object(Bucket=BUCKET, Key="runs/weekly-1/items.json")["LastModified"]
+    with pytest.raises(RunAlreadyExists):
+        _prepare(load_event("prepare.json", execution_name="weekly-1"), lambda_context)
+    assert aws.s3.get_object(Bucket=BUCKET, Key="runs/weekly-1/items.json")["LastModified"] == before
+
+
+def test_a_run_registers_once_even_when_two_writers_race(aws):
+    from fmquality.adapters.dynamodb import EvaluationTable, RunExists
+
+    table = EvaluationTable(TABLE, aws.ddb)
+    table.register_run("r-race", DATASET_ID, status="RUNNING")
+    with pytest.raises(RunExists):
+        table.register_run("r-race", DATASET_ID, status="SUCCEEDED")
+    assert table.get_run("r-race")["status"] == "RUNNING"
 
 
 def test_prepare_rejects_bad_lines_listing_file_line_and_field(aws, lambda_context):
@@ -74,7 +102,7 @@ def test_prepare_rejects_bad_lines_listing_file_line_and_field(aws, lambda_conte
     uri = put_dataset(aws.s3, [CASES[0], bad_intent, "{not json", no_query])
 
     with pytest.raises(DatasetRejected) as caught:
-        _prepare(load_event("prepare.json", run_id="bad-run"), lambda_context)
+        _prepare(load_event("prepare.json", execution_name="bad-run"), lambda_context)
 
     message = str(caught.value)
     assert type(caught.value).__name__ == "DatasetRejected"  # the error name the state machine sees
@@ -93,7 +121,7 @@ def test_prepare_rejects_bad_lines_listing_file_line_and_field(aws, lambda_conte
 
 def test_prepare_with_skip_invalid_writes_rejected_lines_and_continues(aws, lambda_context):
     put_dataset(aws.s3, [CASES[0], dict(CASES[1], intent="smalltalk"), CASES[2], dict(CASES[0])])
-    out = _prepare(load_event("prepare.json", run_id="skip-run", skip_invalid=True), lambda_context)
+    out = _prepare(load_event("prepare.json", execution_name="skip-run", skip_invalid=True), lambda_context)
 
     assert out["item_count"] == 2 and out["rejected_count"] == 2
     assert [i["case"]["test_id"] for i in read_json(aws.s3, out["items_key"])] == ["faq-returns-window", "order-eta"]
@@ -110,13 +138,13 @@ def test_prepare_resolves_the_catalog_per_case_and_rejects_an_invalid_one(aws, l
     catalog = [{"asin": "B0TOMIE001", "title": "Tomie", "price": 19.99, "availability": "in_stock"},
                *({"asin": f"B0FILLER{n:02d}", "title": f"Filler Saga {n}", "price": 9.99} for n in range(30))]
     aws.s3.put_object(Bucket=BUCKET, Key="catalog.json", Body=json.dumps(catalog))
-    out = _prepare(load_event("prepare.json", run_id="cat-run", catalog=f"s3://{BUCKET}/catalog.json"), lambda_context)
+    out = _prepare(load_event("prepare.json", execution_name="cat-run", catalog=f"s3://{BUCKET}/catalog.json"), lambda_context)
     # Only the product in play travels with the item, not the whole catalog.
     assert [c["asin"] for c in read_json(aws.s3, out["items_key"])[0]["case"]["catalog"]] == ["B0TOMIE001"]
 
     aws.s3.put_object(Bucket=BUCKET, Key="bad-catalog.json", Body=json.dumps([{"asin": "X", "title": "T", "price": -1}]))
     with pytest.raises(DatasetRejected, match=r"bad-catalog.json:1: \[0\].price"):
-        _prepare(load_event("prepare.json", run_id="cat-run-2", catalog=f"s3://{BUCKET}/bad-catalog.json"), lambda_context)
+        _prepare(load_event("prepare.json", execution_name="cat-run-2", catalog=f"s3://{BUCKET}/bad-catalog.json"), lambda_context)
 
 
 def test_prepare_reads_a_rubric_from_s3(aws, lambda_context):
@@ -125,9 +153,20 @@ def test_prepare_reads_a_rubric_from_s3(aws, lambda_context):
     text = default_rubric_path().read_text(encoding="utf-8").replace("version:", "version: custom-", 1)
     aws.s3.put_object(Bucket=BUCKET, Key="rubrics/custom.yaml", Body=text.encode())
     put_dataset(aws.s3, CASES)
-    out = _prepare(load_event("prepare.json", run_id="rub-run", rubric=f"s3://{BUCKET}/rubrics/custom.yaml"), lambda_context)
+    out = _prepare(load_event("prepare.json", execution_name="rub-run", rubric=f"s3://{BUCKET}/rubrics/custom.yaml"), lambda_context)
     assert out["rubric_version"].startswith("custom-")
     assert read_json(aws.s3, out["rubric_key"])["version"] == out["rubric_version"]
+
+
+def test_a_rubric_that_is_not_utf8_is_named_with_its_line(aws, lambda_context):
+    from fmquality.rubric import RubricError, default_rubric_path
+
+    text = default_rubric_path().read_text(encoding="utf-8").replace("version:", "# caf\u00e9\nversion:", 1)
+    aws.s3.put_object(Bucket=BUCKET, Key="rubrics/latin1.yaml", Body=text.encode("latin-1", "replace"))
+    put_dataset(aws.s3, CASES)
+    uri = f"s3://{BUCKET}/rubrics/latin1.yaml"
+    with pytest.raises(RubricError, match=r"latin1\.yaml:\d+: not valid UTF-8"):
+        _prepare(load_event("prepare.json", execution_name="latin-run", rubric=uri), lambda_context)
 
 
 def test_prepare_resolves_auto_to_the_approved_baseline(aws, lambda_context):
@@ -139,11 +178,11 @@ def test_prepare_resolves_auto_to_the_approved_baseline(aws, lambda_context):
     table.register_run("old-run", DATASET_ID, report_key="runs/old-run/report.json")
     table.approve_baseline(DATASET_ID, "old-run", "runs/old-run/report.json")
 
-    assert _prepare(load_event("prepare.json", run_id="new-run"), lambda_context)["baseline_run_id"] == "old-run"
-    explicit = _prepare(load_event("prepare.json", run_id="new-run-2", baseline="old-run"), lambda_context)
+    assert _prepare(load_event("prepare.json", execution_name="new-run"), lambda_context)["baseline_run_id"] == "old-run"
+    explicit = _prepare(load_event("prepare.json", execution_name="new-run-2", baseline="old-run"), lambda_context)
     assert explicit["baseline_run_id"] == "old-run"
     with pytest.raises(BaselineNotFound):
-        _prepare(load_event("prepare.json", run_id="new-run-3", baseline="never-ran"), lambda_context)
+        _prepare(load_event("prepare.json", execution_name="new-run-3", baseline="never-ran"), lambda_context)
 
 
 @pytest.mark.parametrize(
@@ -194,7 +233,7 @@ def test_prepare_accepts_the_execution_input_nested_with_the_execution_context(a
 
 def test_prepare_writes_one_item_per_case_and_arm_and_the_targets(aws, lambda_context):
     put_dataset(aws.s3, CASES)
-    out = _prepare(load_event("prepare.json", run_id="paired", target="bedrock:s3://bundles/assist.yaml",
+    out = _prepare(load_event("prepare.json", execution_name="paired", target="bedrock:s3://bundles/assist.yaml",
                               control="recorded"), lambda_context)
 
     assert out["item_count"] == 2 * len(CASES) and out["generate"] is True
@@ -218,7 +257,7 @@ def test_prepare_writes_one_item_per_case_and_arm_and_the_targets(aws, lambda_co
 
 def test_a_recorded_candidate_with_a_control_still_generates(aws, lambda_context):
     put_dataset(aws.s3, CASES)
-    out = _prepare(load_event("prepare.json", run_id="rec-vs-lambda", control="lambda:chatbot-v2"), lambda_context)
+    out = _prepare(load_event("prepare.json", execution_name="rec-vs-lambda", control="lambda:chatbot-v2"), lambda_context)
     assert out["generate"] is True
     assert read_json(aws.s3, out["targets_key"])["candidate"]["kind"] == "recorded"
 
@@ -236,7 +275,7 @@ def test_a_recorded_candidate_with_a_control_still_generates(aws, lambda_context
 def test_the_map_concurrency_is_the_smallest_limit_of_the_run(aws, lambda_context, requested, target, control, expected):
     put_dataset(aws.s3, CASES)
     extra = {k: v for k, v in {"max_concurrency": requested, "target": target, "control": control}.items() if v is not None}
-    assert _prepare(load_event("prepare.json", run_id="conc", **extra), lambda_context)["max_concurrency"] == expected
+    assert _prepare(load_event("prepare.json", execution_name="conc", **extra), lambda_context)["max_concurrency"] == expected
 
 
 @pytest.mark.parametrize(
@@ -252,11 +291,29 @@ def test_the_map_concurrency_is_the_smallest_limit_of_the_run(aws, lambda_contex
 def test_a_bad_target_spec_fails_prepare_naming_the_field(aws, lambda_context, field, spec, message):
     put_dataset(aws.s3, CASES)
     with pytest.raises(ValidationError) as caught:
-        _prepare(load_event("prepare.json", run_id="bad-spec", **{field: spec}), lambda_context)
+        _prepare(load_event("prepare.json", execution_name="bad-spec", **{field: spec}), lambda_context)
     assert [e["loc"] for e in caught.value.errors()] == [(field,)]
     assert message in str(caught.value)
     # Nothing written for a run whose input is refused.
     assert "Contents" not in aws.s3.list_objects_v2(Bucket=BUCKET, Prefix="runs/bad-spec/")
+
+
+def test_a_python_target_is_refused_on_aws_before_anything_is_written(aws, lambda_context, monkeypatch):
+    """Issue 17: an execution input cannot make the Lambda import and run code."""
+    import boto3
+
+    from fmquality.targets.policy import TargetKindRefused
+
+    monkeypatch.setenv("ALLOWED_TARGET_KINDS", "recorded,bedrock,lambda,https")
+    put_dataset(aws.s3, CASES)
+    with pytest.raises(TargetKindRefused, match="target: python targets are not allowed"):
+        _prepare(load_event("prepare.json", execution_name="py-run", target="python:os:getcwd"), lambda_context)
+    # Nor through an ssm: parameter that holds one.
+    boto3.client("ssm").put_parameter(Name="/mangaassist/sneaky", Type="String", Value="python:os:getcwd")
+    with pytest.raises(TargetKindRefused, match="control: python targets"):
+        _prepare(load_event("prepare.json", execution_name="py-run-2", control="ssm:/mangaassist/sneaky"),
+                 lambda_context)
+    assert "Contents" not in aws.s3.list_objects_v2(Bucket=BUCKET, Prefix="runs/")
 
 
 def _ssm_resolver(spec, client):
@@ -286,7 +343,7 @@ def test_prepare_resolves_ssm_targets_once_through_moto_ssm(aws, lambda_context,
     ssm.put_parameter(Name="/mangaassist/production-target", Type="String", Value="lambda:mangaassist-chat:live")
     ssm.put_parameter(Name="/mangaassist/canary-target", Type="String", Value="http://127.0.0.1:8080/chat")
     put_dataset(aws.s3, CASES)
-    out = _prepare(load_event("prepare.json", run_id="ssm-run", target="ssm:/mangaassist/canary-target",
+    out = _prepare(load_event("prepare.json", execution_name="ssm-run", target="ssm:/mangaassist/canary-target",
                               control="ssm:/mangaassist/production-target"), lambda_context)
 
     targets = read_json(aws.s3, out["targets_key"])
@@ -307,7 +364,7 @@ def test_an_ssm_target_that_cannot_be_read_fails_prepare_naming_the_field(aws, l
 
     put_dataset(aws.s3, CASES)
     with pytest.raises(TargetRejected, match=r"^control: cannot resolve ssm:/mangaassist/missing"):
-        _prepare(load_event("prepare.json", run_id="ssm-missing", control="ssm:/mangaassist/missing"), lambda_context)
+        _prepare(load_event("prepare.json", execution_name="ssm-missing", control="ssm:/mangaassist/missing"), lambda_context)
     assert "Contents" not in aws.s3.list_objects_v2(Bucket=BUCKET, Prefix="runs/ssm-missing/")
 
 
@@ -323,4 +380,4 @@ def test_prepare_keeps_only_the_cases_the_filter_selects(aws, lambda_context):
     assert out["item_count"] == len(expected)
 
     with pytest.raises(Exception, match="selects no case"):
-        _prepare(load_event("prepare.json", filter="tag=no-such-tag", run_id="none-selected"), lambda_context)
+        _prepare(load_event("prepare.json", filter="tag=no-such-tag", execution_name="none-selected"), lambda_context)

@@ -16,7 +16,7 @@ def run(aws, lambda_context):
     from handlers.prepare import handler
 
     put_dataset(aws.s3, CASES)
-    return handler(load_event("prepare.json", run_id="run-fixture"), lambda_context)
+    return handler(load_event("prepare.json", execution_name="run-fixture"), lambda_context)
 
 
 def _emf_records(captured: str) -> list[dict]:

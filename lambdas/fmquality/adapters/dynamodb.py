@@ -40,6 +40,10 @@ from fmquality.models import CatalogItem, EvaluationResult
 GSI1 = "gsi1"
 RUN_SK = "RUN"
 BASELINE_SK = "BASELINE"
+
+
+class RunExists(ValueError):
+    """A run id that is registered already."""
 RESULT_PREFIX = "RESULT#"
 CONTROL_PREFIX = "CONTROL#"
 # A paired run keeps each arm under its own sort-key prefix: the candidate's keys are the ones every
@@ -168,7 +172,8 @@ class EvaluationTable:
         status: str = "RUNNING",
         **attributes: Any,
     ) -> dict[str, Any]:
-        """Create (or reset, when an execution is re-driven with the same run id) the run record."""
+        """Create the run record, once: a run id that is taken raises ``RunExists`` (a conditional
+        write), so no second execution can register under, and mix its results into, an existing run."""
         started_at = started_at or _now_iso()
         item = {
             "pk": run_pk(run_id),
@@ -181,7 +186,11 @@ class EvaluationTable:
             "status": status,
             **attributes,
         }
-        self._ddb.put_item(TableName=self.table_name, Item=_marshal(item))
+        try:
+            self._ddb.put_item(TableName=self.table_name, Item=_marshal(item),
+                               ConditionExpression="attribute_not_exists(pk)")
+        except self._ddb.exceptions.ConditionalCheckFailedException as exc:
+            raise RunExists(f"run {run_id!r} is registered already") from exc
         return item
 
     def get_run(self, run_id: str) -> dict[str, Any] | None:
@@ -307,6 +316,17 @@ class EvaluationTable:
                 "recorded_at": _now_iso(),
             }),
         )
+
+    def cached_verdicts(self) -> Iterator[tuple[str, str, int]]:
+        """(key hash, payload, expires_at) of every cached verdict: a scan, for the local engine's
+        table of a few hundred items (never called on a deployed table)."""
+        pages = self._ddb.get_paginator("scan").paginate(
+            TableName=self.table_name, FilterExpression="begins_with(pk, :prefix)",
+            ExpressionAttributeValues={":prefix": {"S": verdict_pk("")}})
+        for page in pages:
+            for item in page.get("Items", []):
+                yield (item["pk"]["S"][len(verdict_pk("")):], item["payload"]["S"],
+                       int(item.get("expires_at", {}).get("N", "0")))
 
     def get_cached_verdict(self, key_hash: str, now: float | None = None) -> str | None:
         """The payload of an unexpired cached verdict, or None. DynamoDB deletes expired items

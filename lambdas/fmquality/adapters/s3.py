@@ -10,6 +10,7 @@ Layout of the data bucket (one prefix per run)::
     runs/<run_id>/control_results.jsonl   the same for the control arm of a paired run
     runs/<run_id>/report.json     the RunReport
     runs/<run_id>/report.html     the human-readable report
+    baselines/<dataset_id>/<run_id>/report.json   an approved baseline's report, frozen: written once, never rewritten
 """
 
 from __future__ import annotations
@@ -47,6 +48,14 @@ def s3_uri(bucket: str, key: str) -> str:
 
 def run_key(run_id: str, name: str) -> str:
     return f"runs/{run_id}/{name}"
+
+
+def baseline_key(dataset_id: str, run_id: str) -> str:
+    return f"baselines/{dataset_id}/{run_id}/{REPORT_JSON}"
+
+
+class S3ObjectExists(ValueError):
+    """A write-once object exists already."""
 
 
 class S3Store:
@@ -91,6 +100,17 @@ class S3Store:
 
     def write_bytes(self, bucket: str, key: str, body: bytes, content_type: str) -> str:
         self._s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type)
+        return s3_uri(bucket, key)
+
+    def write_bytes_once(self, bucket: str, key: str, body: bytes, content_type: str) -> str:
+        """Write an object that must never be rewritten: S3's conditional write (If-None-Match) refuses
+        a key that exists, whoever else writes."""
+        try:
+            self._s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type, IfNoneMatch="*")
+        except self._s3.exceptions.ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("PreconditionFailed", "ConditionalRequestConflict"):
+                raise S3ObjectExists(f"{s3_uri(bucket, key)} exists and is never rewritten") from exc
+            raise
         return s3_uri(bucket, key)
 
     def write_text(self, bucket: str, key: str, text: str, content_type: str = "text/plain; charset=utf-8") -> str:

@@ -30,7 +30,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -97,6 +97,13 @@ class LocalVerdictStore:
         if not isinstance(entry, dict) or entry.get("expires_at", 0) <= self._clock():
             return None
         return entry
+
+    def entries(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every unexpired (key, entry) in the folder (the state-machine engine seeds its table with them)."""
+        for path in sorted(self.folder.glob("*/*.json")):
+            entry = self.get(path.stem)
+            if entry is not None:
+                yield path.stem, entry
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
         path = self._path(key)

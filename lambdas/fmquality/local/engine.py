@@ -305,13 +305,17 @@ def run_local_execution(
     timeout_s: float = 1800.0,
     target: str | dict[str, Any] | None = None,
     control: str | dict[str, Any] | None = None,
+    verdict_cache_dir: Path | None = None,
 ) -> LocalRunResult:
     """Create the table, bucket and functions in moto, start one execution with the input a console
     user would give, wait for it, and read the run's outputs back from the embedded S3.
 
     ``target`` and ``control`` are target specs (strings or objects), passed in the execution input
     as given: Prepare validates them. ``python:`` targets run in this process; ``http`` targets are
-    reached with urllib, which moto does not intercept, so a chatbot on 127.0.0.1 answers."""
+    reached with urllib, which moto does not intercept, so a chatbot on 127.0.0.1 answers.
+
+    ``verdict_cache_dir`` keeps the Bedrock judge's verdicts between runs as the direct engine does:
+    the embedded table is seeded from that folder and what the run cached is written back to it."""
     import boto3
     from moto import mock_aws
 
@@ -346,6 +350,9 @@ def run_local_execution(
         s3, sfn = client("s3"), client("stepfunctions")
         s3.create_bucket(Bucket=BUCKET_NAME)
         create_evaluation_table(client("dynamodb"), TABLE_NAME)
+        verdicts = _VerdictCacheSync(verdict_cache_dir, client("dynamodb")) if judge == "bedrock" else None
+        if verdicts:
+            verdicts.seed()
         client("events").create_event_bus(Name=EVENT_BUS_NAME)
         role_arn = client("iam").create_role(
             RoleName="fmquality-local", AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []})
@@ -429,6 +436,8 @@ def run_local_execution(
             html = _read(s3, prefix + "report.html")
             rejected = _read(s3, prefix + "rejected.jsonl")
             control_results = _read(s3, prefix + "control_results.jsonl")
+        if verdicts:
+            verdicts.keep()
         if inspect_aws:
             inspect_aws(client)
 
@@ -448,6 +457,30 @@ def run_local_execution(
         stage_seconds=stages, wall_seconds=wall, lambda_calls=dict(clock.calls),
         control_results_jsonl=control_results,
     )
+
+
+class _VerdictCacheSync:
+    """The embedded table's cached verdicts and the local verdict folder, kept in step: the table
+    dies with the run, the folder is what the next run reads (the deployed table keeps its own)."""
+
+    def __init__(self, folder: Path | None, dynamodb_client: Any) -> None:
+        from fmquality.adapters.dynamodb import EvaluationTable
+        from fmquality.judges.cache import LocalVerdictStore
+
+        self.local = LocalVerdictStore(folder)
+        self.table = EvaluationTable(TABLE_NAME, dynamodb_client)
+        self.seeded: set[str] = set()
+
+    def seed(self) -> None:
+        for key, entry in self.local.entries():
+            expires_at = entry.pop("expires_at")
+            self.table.put_cached_verdict(key, json.dumps(entry, ensure_ascii=False), expires_at)
+            self.seeded.add(key)
+
+    def keep(self) -> None:
+        for key, payload, _expires_at in self.table.cached_verdicts():
+            if key not in self.seeded:
+                self.local.put(key, json.loads(payload))
 
 
 def _read(s3, key: str) -> str | None:
@@ -476,6 +509,9 @@ def _install_baseline(s3, dynamodb, report: dict[str, Any], dataset_id: str) -> 
     """Put a baseline report where Prepare and Aggregate look for approved baselines; return its run id."""
     from fmquality.adapters.dynamodb import EvaluationTable
 
+    from fmquality.adapters.s3 import S3Store
+    from fmquality.runner_aws import approve_baseline
+
     run_id = str(report["run_id"])
     key = f"runs/{run_id}/report.json"
     s3.put_object(Bucket=BUCKET_NAME, Key=key, Body=json.dumps(report).encode("utf-8"))
@@ -483,5 +519,5 @@ def _install_baseline(s3, dynamodb, report: dict[str, Any], dataset_id: str) -> 
     # A finished run record (Prepare and Aggregate read the report through it) and the approval.
     table.register_run(run_id, dataset_id, started_at=report.get("started_at"), status="SUCCEEDED", report_key=key,
                        gate_passed=bool(report.get("gate", {}).get("passed")))
-    table.approve_baseline(dataset_id, run_id, key)
+    approve_baseline(table, S3Store(s3), BUCKET_NAME, run_id, allow_failed_gate=True)
     return run_id

@@ -3,8 +3,9 @@
 
 One golden case (a product question with its catalog entries) is scored with the offline judge, its
 answer replaced by golden answers strung together to 10 KB, 40 KB, 160 KB and 640 KB (different
-sentences, so nothing is served from a per-sentence cache), then its answer kept and its retrieved
-chunks grown to the same sizes. The rubric's size limits are lifted for the measurement; with the
+sentences, so nothing is served from a per-sentence cache); then the same answers with every sentence
+end and line break taken out (``run-on``: one sentence, the worst case for per-sentence work); then
+its answer kept and its retrieved chunks grown to the same sizes. The rubric's size limits are lifted for the measurement; with the
 shipped limits (``limits.max_response_chars``, ``limits.max_evidence_chars``) anything past them
 ends as a named error record at once, which the last row shows. Each size runs in its own process
 (``python -m bench.answer_size --measure``) so its peak memory is its own.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -28,6 +30,7 @@ from bench import ROOT, warm_up
 from bench.catalog_scale import _peak_rss_mb
 
 DEFAULT_SIZES = (10_000, 40_000, 160_000, 640_000)
+KINDS = ("answer", "run-on", "evidence")
 TARGETS = {"answer_160kb_s_max": 5.0, "per_kchar_growth_max": 2.0}
 
 
@@ -56,8 +59,11 @@ def measure(what: str, size: int, dataset: str, catalog: str, limits: str) -> di
     cases = load_dataset(dataset, load_catalog(catalog)).cases
     case = next(c for c in cases if c.intent == "product_question" and c.catalog and c.response)
     warm_up(case, rubric)
-    if what == "answer":
-        case = case.model_copy(update={"response": _grown([c.response for c in cases if c.response], size, 1)})
+    if what in ("answer", "run-on"):
+        answer = _grown([c.response for c in cases if c.response], size, 1)
+        if what == "run-on":
+            answer = re.sub(r"[.!?。！？\n]", " ", answer)
+        case = case.model_copy(update={"response": answer})
     else:
         chunks = [chunk for c in cases for chunk in c.retrieved_chunks] or [c.query for c in cases]
         case = case.model_copy(update={"retrieved_chunks": [_grown(chunks, size, 2)]})
@@ -81,25 +87,25 @@ def _run_one(what: str, size: int, args: argparse.Namespace, out: Path, limits: 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="fmq-size-") as tmp:
-        for what in ("answer", "evidence"):
+        for what in KINDS:
             for size in DEFAULT_SIZES:
                 print(f"{what} of {size:,} characters ...", flush=True)
                 rows.append(_run_one(what, size, args, Path(tmp) / f"{what}-{size}.json"))
         print("answer of 160,000 characters under the shipped limits ...", flush=True)
         shipped = _run_one("answer", 160_000, args, Path(tmp) / "shipped.json", limits="shipped")
-    answers = [r for r in rows if r["what"] == "answer"]
-    at_160k = next(r for r in answers if r["chars"] == 160_000)
     # Per kind: the largest over the smallest time per 1,000 characters, from 40 KB up (below that
     # fixed costs dominate).
     growth = max(max(r["ms_per_kchar"] for r in rows if r["what"] == what and r["chars"] >= 40_000)
                  / min(r["ms_per_kchar"] for r in rows if r["what"] == what and r["chars"] >= 40_000)
-                 for what in ("answer", "evidence"))
+                 for what in KINDS)
     return {
         "rows": rows,
         "shipped_limits_160kb": shipped,
         "growth": round(growth, 2),
         "targets": {
-            "160 KB answer scored in < 5 s": at_160k["seconds"] < TARGETS["answer_160kb_s_max"],
+            "160 KB answer scored in < 5 s (also as one run-on sentence)": max(
+                r["seconds"] for r in rows if r["chars"] == 160_000 and r["what"] != "evidence")
+            < TARGETS["answer_160kb_s_max"],
             "time per 1,000 chars varies < 2x from 40 KB up (linear)": growth < TARGETS["per_kchar_growth_max"],
             "past the shipped limit: a named error record": shipped["status"] == "error"
             and "limits.max_response_chars" in (shipped["error"] or ""),
@@ -128,8 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
     what, size = args.measure[0], int(args.measure[1])
-    if what not in ("answer", "evidence"):
-        p.error("WHAT is answer or evidence")
+    if what not in KINDS:
+        p.error(f"WHAT is one of {', '.join(KINDS)}")
     row = measure(what, size, args.dataset, args.catalog, args.limits)
     Path(args.out).write_text(json.dumps(row), encoding="utf-8")
     return 0

@@ -362,26 +362,31 @@ def pair_precision(claim: Unit, evidence_pairs: frozenset[tuple[str, str]]) -> f
     return len(claim.pairs & evidence_pairs) / len(claim.pairs)
 
 
+# Claims compared with each other: within one text, each claim with the next ones up to this many;
+# between texts, this many claims of each side (the earlier turns' last, the answer's first). Every
+# answer and conversation of the labelled sets has fewer claims, so all their pairs are compared; a
+# longer text costs linear time instead of quadratic.
+COMPARED_CLAIMS = 64
+
+
 def comparable_pairs(first: list[Unit], second: list[Unit], subjects: Callable[[Unit], frozenset[str]],
                      same_text: bool = False) -> list[tuple[Unit, Unit]]:
     """Claim sentences of ``first`` and ``second`` that are about the same thing: they name the same
     product or policy topic (``subjects``) or share most of their content words. Only such pairs can
-    contradict each other."""
+    contradict each other. With ``same_text`` (``first`` is ``second``) each pair is taken once."""
+    claims = [u for u in first if is_claim(u)]
+    known = {id(u): subjects(u) for u in claims}
+    if same_text:
+        candidates = ((a, b) for i, a in enumerate(claims) for b in claims[i + 1:i + 1 + COMPARED_CLAIMS])
+    else:
+        later = [u for u in second if is_claim(u)][:COMPARED_CLAIMS]
+        known.update({id(u): subjects(u) for u in later})
+        candidates = ((a, b) for a in claims[-COMPARED_CLAIMS:] for b in later)
     out = []
-    known: dict[Unit, frozenset[str]] = {}
-
-    def subject(unit: Unit) -> frozenset[str]:
-        if unit not in known:
-            known[unit] = subjects(unit)
-        return known[unit]
-
-    for i, a in enumerate(first):
-        for j, b in enumerate(second):
-            if (same_text and j <= i) or not (is_claim(a) and is_claim(b)):
-                continue
-            union = a.tokens | b.tokens
-            if subject(a) & subject(b) or (union and len(a.tokens & b.tokens) / len(union) >= 0.25):
-                out.append((a, b))
+    for a, b in candidates:
+        union = a.tokens | b.tokens
+        if known[id(a)] & known[id(b)] or (union and len(a.tokens & b.tokens) / len(union) >= 0.25):
+            out.append((a, b))
     return out
 
 

@@ -231,27 +231,27 @@ class Reading:
         if not self.spans:
             return []
         index = self.sentence_of(pos)
-        sentence = self.sentence(index)
         inside = self.mentions_in(index)
         if inside:
             before = [m for m in inside if m.end <= pos]
             nearest = max(before, key=lambda m: m.end) if before else min(inside, key=lambda m: m.start)
-            return self._told_apart(self.items(nearest.asins), sentence)
-        if _COLLECTIVE.search(sentence) and len(self.products) > 1:
+            return self._told_apart(self.items(nearest.asins), index)
+        collective, refers_back = self._sentence_cues(index)
+        if collective and len(self.products) > 1:
             return self.items(self.products)
-        if _BACK_REFERENCE.search(sentence) and self.focus in self.products:
+        if refers_back and self.focus in self.products:
             return self.items([self.focus])  # "it" is most likely what the shopper asked about
         for back in range(1, 7):
             if index - back < 0:
                 break
             earlier = self.mentions_in(index - back)
             card = self._card_line(index, index - back)
-            if earlier and (_BACK_REFERENCE.search(sentence) and back <= 2 or card):
-                return self._told_apart(self.items(earlier[-1].asins), sentence)
+            if earlier and (refers_back and back <= 2 or card):
+                return self._told_apart(self.items(earlier[-1].asins), index)
             # A card runs on over its lines ("- Premise: ...", "- Vol. 1: $12.99") up to its header.
             if earlier or not (back <= 2 or self._card_line(index - back + 1, index - back)):
                 break
-        named = self._told_apart(self.items(self.in_play), sentence)
+        named = self._told_apart(self.items(self.in_play), index)
         if len(named) == 1 and len(self.in_play) > 1:
             return named  # "the special edition is a pre-order": the one listing that word names
         if len(self.products) == 1:
@@ -264,8 +264,27 @@ class Reading:
                 return self.items(self.in_play)
         return []
 
-    def _told_apart(self, items: list[CatalogItem], sentence: str) -> list[CatalogItem]:
-        return told_apart(items, sentence)
+    # Per sentence, read once however many amounts and statuses it holds (a sentence may be long).
+    @cached_property
+    def _cue_cache(self) -> dict[int, tuple[bool, bool]]:
+        return {}
+
+    @cached_property
+    def _told_apart_cache(self) -> dict[tuple[tuple[str, ...], int], list[CatalogItem]]:
+        return {}
+
+    def _sentence_cues(self, index: int) -> tuple[bool, bool]:
+        """Whether sentence ``index`` speaks of every product ("both", "all") and refers back ("it")."""
+        if index not in self._cue_cache:
+            sentence = self.sentence(index)
+            self._cue_cache[index] = (bool(_COLLECTIVE.search(sentence)), bool(_BACK_REFERENCE.search(sentence)))
+        return self._cue_cache[index]
+
+    def _told_apart(self, items: list[CatalogItem], index: int) -> list[CatalogItem]:
+        key = (tuple(i.asin for i in items), index)
+        if key not in self._told_apart_cache:
+            self._told_apart_cache[key] = told_apart(items, self.sentence(index))
+        return list(self._told_apart_cache[key])
 
     def _card_line(self, index: int, header: int) -> bool:
         """Whether sentence ``index`` continues the product card that starts at sentence ``header``: an

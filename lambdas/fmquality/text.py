@@ -400,7 +400,28 @@ def availability_mentions(text: str) -> list[tuple[str, int]]:
 _ABBREVIATIONS = frozenset({"vol", "vols", "no", "nos", "e.g", "i.e", "mr", "mrs", "ms", "dr", "st", "jr", "ch", "etc",
                             "approx", "ed", "eds", "pp", "vs"})
 _LONGEST_ABBREVIATION = max(map(len, _ABBREVIATIONS))
+_ABBREVIATION_BEFORE = re.compile(r"([A-Za-z.]+)$")
 _SENTENCE_END_RE = re.compile(rf"[。！？]+|[.!?]+(?=\s|$|[{_CJK}])")
+
+
+# No sentence of a chatbot answer or a knowledge chunk is this long (the longest in every labelled set
+# is under 800 characters); a longer run without a sentence end is cut at a space or comma before it,
+# so the work done per claim inside its sentence stays bounded and reading stays linear in the text.
+MAX_SENTENCE_CHARS = 1_000
+_SOFT_CUT = re.compile(r"[\s,、，]")
+
+
+def _bounded(start: int, end: int, text: str) -> list[tuple[int, int]]:
+    """(start, end) cut into pieces of at most MAX_SENTENCE_CHARS, each ending after a space or comma
+    in its second half when there is one."""
+    pieces = []
+    while end - start > MAX_SENTENCE_CHARS:
+        limit = start + MAX_SENTENCE_CHARS
+        cut = max((m.end() for m in _SOFT_CUT.finditer(text, start + MAX_SENTENCE_CHARS // 2, limit)), default=limit)
+        pieces.append((start, cut))
+        start = cut
+    pieces.append((start, end))
+    return pieces
 
 
 def split_sentences(text: str) -> list[str]:
@@ -409,20 +430,23 @@ def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     for line in (text or "").splitlines():
         start = 0
+        pieces: list[tuple[int, int]] = []
         for match in _SENTENCE_END_RE.finditer(line):
-            if match.group().startswith(".") and line[start:match.start()].strip().isdigit():
-                continue  # "1. One Piece": a list marker, not a sentence
             if match.group().startswith("."):
-                word = re.search(r"([A-Za-z.]+)$", line[start:match.start()])
+                if match.start() - start <= 16 and line[start:match.start()].strip().isdigit():
+                    continue  # "1. One Piece": a list marker, not a sentence
+                word = _ABBREVIATION_BEFORE.search(line, max(start, match.start() - _LONGEST_ABBREVIATION - 2),
+                                                   match.start())
                 if word and word.group(1).lower().rstrip(".") in _ABBREVIATIONS:
                     continue
-            piece = line[start:match.end()].strip()
-            if piece:
-                out.append(piece)
+            pieces.append((start, match.end()))
             start = match.end()
-        rest = line[start:].strip()
-        if rest:
-            out.append(rest)
+        pieces.append((start, len(line)))
+        for piece_start, piece_end in pieces:
+            for a, b in _bounded(piece_start, piece_end, line):
+                piece = line[a:b].strip()
+                if piece:
+                    out.append(piece)
     return out
 
 
@@ -487,11 +511,9 @@ def segment_spans(text: str) -> list[tuple[int, int]]:
             cut = not (word and word.group(1) in _ABBREVIATIONS) and not _next_visible(norm, i + 1).isdigit() \
                 and not list_marker
         if cut:
-            if norm[start:i + 1].strip():
-                spans.append((start, i + 1))
+            spans.extend(p for p in _bounded(start, i + 1, norm) if norm[p[0]:p[1]].strip())
             start = i + 1
-    if norm[start:].strip():
-        spans.append((start, len(norm)))
+    spans.extend(p for p in _bounded(start, len(norm), norm) if norm[p[0]:p[1]].strip())
     return spans
 
 

@@ -87,3 +87,26 @@ def test_an_amounts_role_reads_only_its_own_sentence():
 def test_overlapping_date_patterns_give_one_date_each():
     dates = find_dates("Delivered 2024-05-12, then May 14-16; 5月20日〜22日.")
     assert [(d.month, d.day) for d in dates] == [(5, 12), (5, 14), (5, 16), (5, 20), (5, 22)]
+
+
+def test_a_run_on_text_is_read_in_bounded_sentences_that_lose_nothing():
+    from fmquality.text import MAX_SENTENCE_CHARS, split_sentences
+
+    text = "Berserk volume one costs twelve dollars, ships fast and is in stock " * 100
+    spans = segment_spans(text)
+    norm = normalize(text)
+    assert len(spans) > 1 and all(e - s <= MAX_SENTENCE_CHARS for s, e in spans)
+    assert "".join(norm[s:e] for s, e in spans).strip() == norm.strip()
+    assert all(len(s) <= MAX_SENTENCE_CHARS for s in split_sentences(text))
+    assert " ".join(split_sentences(text)).split() == text.split()
+
+
+def test_claims_are_compared_with_a_bounded_number_of_others():
+    from fmquality.alignment import COMPARED_CLAIMS, comparable_pairs, read_units
+
+    units = read_units(" ".join(f"Berserk Vol. {n} is in stock." for n in range(3 * COMPARED_CLAIMS)))
+    pairs = comparable_pairs(units, units, lambda u: frozenset({"berserk"}), same_text=True)
+    n = len(units)
+    assert len(pairs) == sum(min(COMPARED_CLAIMS, n - 1 - i) for i in range(n))
+    few = units[:10]
+    assert len(comparable_pairs(few, few, lambda u: frozenset({"berserk"}), same_text=True)) == 45  # all pairs

@@ -39,13 +39,13 @@ from typing import Any
 from bench import ROOT, aa, answer_size, catalog_scale, shown, warm_up
 from bench.naive import NaiveEvaluator
 from bench.standin import BedrockStandin
-from fmquality.dataset import load_catalog, load_dataset
-from fmquality.evaluate import evaluate_cases
-from fmquality.judges.bedrock import BedrockJudge
+from fmquality.run.dataset import load_catalog, load_dataset
+from fmquality.run.evaluate import evaluate_cases
+from fmquality.judges.bedrock.judge import BedrockJudge
 from fmquality.judges.cache import CachingJudge, LocalVerdictStore
 from fmquality.judges.concurrency import AimdController
-from fmquality.report import build_report
-from fmquality.rubric import load_rubric
+from fmquality.report.build import build_report
+from fmquality.config.rubric import load_rubric
 
 TARGETS = {
     "utilization_min": 0.9,
@@ -151,8 +151,8 @@ def run_naive(cases, rubric, standin: BedrockStandin, args, model_id: str, total
     per_case = wall / len(subset)
     calls_per_case = stats["ok"] / len(subset)
     scale = total_cases / len(subset)
-    from fmquality.judges.pricing import usd_estimate
-    from fmquality.models import JudgeUsage
+    from fmquality.config.pricing import usd_estimate
+    from fmquality.domain.scores import JudgeUsage
 
     usage = JudgeUsage(calls=stats["ok"], input_tokens=stats["input_tokens"], output_tokens=stats["output_tokens"],
                        cache_read_tokens=stats["cache_read_tokens"], cache_write_tokens=stats["cache_write_tokens"])

@@ -192,12 +192,12 @@ def reworded_cases(cases, seed: int, repetition: int, arm: str) -> list:
 
 
 def run(args) -> dict[str, Any]:
-    from fmquality.dataset import load_catalog, load_dataset
-    from fmquality.evaluate import evaluate_cases
+    from fmquality.run.dataset import load_catalog, load_dataset
+    from fmquality.run.evaluate import evaluate_cases
     from fmquality.judges.offline import OfflineJudge
-    from fmquality.paired import regressed_intervals
-    from fmquality.report import build_report
-    from fmquality.rubric import load_rubric
+    from fmquality.report.paired import regressed_intervals
+    from fmquality.report.build import build_report
+    from fmquality.config.rubric import load_rubric
 
     rubric = load_rubric()
     loaded = load_dataset(args.dataset, load_catalog(args.catalog) if args.catalog else None)

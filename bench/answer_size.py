@@ -47,10 +47,10 @@ def _grown(texts: list[str], size: int, seed: int) -> str:
 
 
 def measure(what: str, size: int, dataset: str, catalog: str, limits: str) -> dict[str, Any]:
-    from fmquality.dataset import load_catalog, load_dataset
-    from fmquality.evaluate import evaluate_case
+    from fmquality.run.dataset import load_catalog, load_dataset
+    from fmquality.run.evaluate import evaluate_case
     from fmquality.judges.offline import OfflineJudge
-    from fmquality.rubric import load_rubric
+    from fmquality.config.rubric import load_rubric
 
     rubric = load_rubric()
     if limits == "lifted":

@@ -11,7 +11,7 @@ seed (``synthetic_catalog``; a smaller catalog is a prefix of a larger one). Eac
   evaluation   ``evaluate_cases`` with the offline judge, concurrency 1 (the direct engine)
   peak memory  the subprocess's peak resident set (VmHWM) after the run, and before loading (imports,
                rubric, lazy language tables) for comparison
-  judge input  ``fmquality.estimate`` in per-dimension mode: the real Bedrock requests, ~4 chars/token
+  judge input  ``fmquality.run.estimate`` in per-dimension mode: the real Bedrock requests, ~4 chars/token
   Map item     the largest case as Prepare writes it to items.json (compact JSON, UTF-8 bytes)
 
 The synthetic titles never occur in the dataset: a generated series any of whose index keys (title,
@@ -37,9 +37,9 @@ from typing import Any
 import ahocorasick
 
 from bench import ROOT, shown, warm_up
-from fmquality.catalog_index import CatalogIndex, key_of, title_keys
-from fmquality.dataset import load_catalog, load_dataset
-from fmquality.models import CatalogItem
+from fmquality.language.catalog_index import CatalogIndex, key_of, title_keys
+from fmquality.run.dataset import load_catalog, load_dataset
+from fmquality.domain.case import CatalogItem
 
 DEFAULT_SIZES = (54, 5000, 50000)
 DEFAULT_SEED = 12
@@ -228,10 +228,10 @@ def _peak_rss_mb() -> float:
 def measure(catalog: str, dataset: str, limit: int = 0) -> dict[str, Any]:
     """Load ``dataset`` against the catalog file and evaluate it; the figures of one size and the
     results (for the parent's equality check)."""
-    from fmquality.estimate import estimate_run
-    from fmquality.evaluate import evaluate_cases
+    from fmquality.run.estimate import estimate_run
+    from fmquality.run.evaluate import evaluate_cases
     from fmquality.judges.offline import OfflineJudge
-    from fmquality.rubric import load_rubric
+    from fmquality.config.rubric import load_rubric
 
     rubric = load_rubric()
     warm_up(load_dataset(dataset).cases[0], rubric)
@@ -380,7 +380,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "whole_run_s": "loading_s + evaluate_s",
             "peak_rss_mb": "peak resident set (VmHWM) of the size's process after the evaluation; rss_before_load_mb "
                            "the same after imports, rubric and warm-up, before the catalog is read",
-            "mean_input_tokens_per_call": "fmquality.estimate, Bedrock judge, per-dimension mode: uncached input "
+            "mean_input_tokens_per_call": "fmquality.run.estimate, Bedrock judge, per-dimension mode: uncached input "
                                           "tokens per call (the user message: sub-scores to grade, case data, "
                                           "hints); mean_prompt_tokens_per_call adds the cached static prefix",
             "largest_map_item_bytes": "max over cases of the compact UTF-8 JSON of case.model_dump(mode='json'), "

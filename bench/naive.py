@@ -15,11 +15,13 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from fmquality.dimensions.base import render_case, response_text
-from fmquality.judges.bedrock import InvalidJudgeOutput, parse_verdict
-from fmquality.judges.prompts import TOOL_NAME, fenced_case_text, system_text, verdict_tool_spec
-from fmquality.models import DIMENSIONS, SUB_SCORES, TestCase
-from fmquality.rubric import Rubric
+from fmquality.scoring.plan import render_case, response_text
+from fmquality.domain.errors import InvalidJudgeOutput
+from fmquality.judges.bedrock.judge import parse_verdict
+from fmquality.judges.bedrock.prompts import TOOL_NAME, fenced_case_text, system_text, verdict_tool_spec
+from fmquality.domain.scores import DIMENSIONS, SUB_SCORES
+from fmquality.domain.case import TestCase
+from fmquality.config.rubric import Rubric
 
 
 class NaiveEvaluator:

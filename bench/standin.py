@@ -154,7 +154,7 @@ def requested_tool_schema(request: dict[str, Any], tool_name: str = TOOL_NAME) -
     return None
 
 
-# The tool input's object of graded sub-scores (fmquality.judges.prompts: one level 1-5 per name).
+# The tool input's object of graded sub-scores (fmquality.judges.bedrock.prompts: one level 1-5 per name).
 GRADES_KEY = "levels"
 
 
@@ -226,9 +226,9 @@ def offline_verdict_fn(rubric: Any = None) -> Callable[[dict[str, Any]], dict[st
     to ``schema_verdict`` for a prompt it cannot read (for example a combined-mode prompt), and for
     the sub-scores the offline judge abstains on (a model answers anyway)."""
     from fmquality.judges.offline import offline_verdict
-    from fmquality.judges.prompts import CASE_BEGIN, CASE_END, RESPONSE_BEGIN, RESPONSE_END
-    from fmquality.models import TestCase
-    from fmquality.rubric import load_rubric
+    from fmquality.judges.bedrock.prompts import CASE_BEGIN, CASE_END, RESPONSE_BEGIN, RESPONSE_END
+    from fmquality.domain.case import TestCase
+    from fmquality.config.rubric import load_rubric
 
     rubric = rubric or load_rubric()
 
@@ -418,7 +418,7 @@ class BedrockStandin:
         self.fault_rate = fault_rate
         self.min_cache_tokens = min_cache_tokens
         if min_cache_tokens is None:
-            from fmquality.rubric import load_rubric  # the table `fmquality estimate` reads too
+            from fmquality.config.rubric import load_rubric  # the table `fmquality estimate` reads too
 
             self._table_minimum = load_rubric().judge.min_cache_tokens_for
         self.cache_ttl_s = cache_ttl_s

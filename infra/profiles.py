@@ -1,7 +1,7 @@
 """The rubric profiles' shape as infrastructure needs it: categories and dimension names.
 
 Read from datasets/profiles/<name>.yaml with PyYAML: infra/ never imports lambdas/ (DESIGN section 2),
-and the profile file is data. The core (fmquality.profiles.spec) validates the same files fully; the
+and the profile file is data. The core (fmquality.config.profile) validates the same files fully; the
 infrastructure tests check the two read the same lists.
 """
 

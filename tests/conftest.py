@@ -27,6 +27,6 @@ os.environ["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
 
 @pytest.fixture(scope="session")
 def rubric():
-    from fmquality.rubric import load_rubric
+    from fmquality.config.rubric import load_rubric
 
     return load_rubric()

@@ -30,19 +30,19 @@ sys.path.insert(0, str(HERE.parents[1] / "lambdas"))
 
 from generate_turns import generate, strip_truth  # noqa: E402
 
-from fmquality.dataset import parse_lines  # noqa: E402
-from fmquality.evaluate import evaluate_cases  # noqa: E402
+from fmquality.run.dataset import parse_lines  # noqa: E402
+from fmquality.run.evaluate import evaluate_cases  # noqa: E402
 from fmquality.judges.factory import make_judge  # noqa: E402
 from fmquality.production.capture import LocalTurnStore  # noqa: E402
-from fmquality.production.config import WatchConfig, load_watch_config  # noqa: E402
+from fmquality.config.watch import WatchConfig, load_watch_config  # noqa: E402
 from fmquality.production.drift import DriftState, build_reference, detect_drift  # noqa: E402
 from fmquality.production.monitor import monitor_status  # noqa: E402
 from fmquality.production.redact import Redactor  # noqa: E402
 from fmquality.production.review import (LocalReviewQueue, apply_verdicts, export_text, judge_agreement,  # noqa: E402
                                          parse_verdicts, select_for_review)
 from fmquality.production.sample import dataset_text, read_turn_files, stratified_sample  # noqa: E402
-from fmquality.report import build_report, results_to_jsonl  # noqa: E402
-from fmquality.rubric import load_rubric  # noqa: E402
+from fmquality.report.build import build_report, results_to_jsonl  # noqa: E402
+from fmquality.config.rubric import load_rubric  # noqa: E402
 
 KEY = "simulation-order-hash-key"
 

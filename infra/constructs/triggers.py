@@ -51,7 +51,7 @@ from infra.constructs.dead_letters import DeadLetterQueue
 from infra.constructs.storage import Storage
 
 # The subset the knowledge-base refresh rule scores: the cases about policies and retrieval. Equal to
-# fmquality.subsets.KB_REFRESH_FILTER (infra/ never imports lambdas/; a test checks they are equal).
+# fmquality.run.subsets.KB_REFRESH_FILTER (infra/ never imports lambdas/; a test checks they are equal).
 KB_REFRESH_FILTER: dict[str, list[str]] = {"tags": ["policy", "retrieval"]}
 
 RELEASE_DETAIL_TYPES: tuple[str, ...] = ("PromptVersionPublished", "ModelVersionChanged", "KnowledgeBaseRefreshed")

@@ -32,7 +32,7 @@ def run_rubric(bucket: str, key: str) -> Any:
     """The resolved rubric Prepare wrote for a run (runs/<run_id>/rubric.json), read once per
     container: every item of a run uses the same key."""
     from fmquality.adapters.s3 import S3Store
-    from fmquality.rubric import Rubric
+    from fmquality.config.rubric import Rubric
 
     return Rubric.model_validate(S3Store(aws_client("s3")).read_json(bucket, key))
 

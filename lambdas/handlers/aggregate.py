@@ -18,13 +18,15 @@ from fmquality.adapters import s3 as layout
 from fmquality.adapters.cloudwatch import MetricsPublisher, run_metric_data
 from fmquality.adapters.dynamodb import EvaluationTable
 from fmquality.adapters.eventbridge import EventPublisher
-from fmquality.adapters.s3 import S3ObjectNotFound, S3Store, s3_uri
-from fmquality.composite import error_result
-from fmquality.models import EvaluationResult, RunReport
+from fmquality.domain.errors import S3ObjectNotFound
+from fmquality.adapters.s3 import S3Store, s3_uri
+from fmquality.scoring.composite import error_result
+from fmquality.domain.results import EvaluationResult
+from fmquality.domain.report import RunReport
 from fmquality.production.metrics import evaluation_metric_data
-from fmquality.report import build_report, gate_summary, results_to_jsonl
-from fmquality.report_html import render_html
-from fmquality.rubric import Rubric
+from fmquality.report.build import build_report, gate_summary, results_to_jsonl
+from fmquality.report.html import render_html
+from fmquality.config.rubric import Rubric
 from fmquality.targets.base import TargetSpec
 from handlers import aws_client, run_rubric
 from handlers.env import FunctionEnv, load_env

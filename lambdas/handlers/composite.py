@@ -10,8 +10,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
 from fmquality.adapters.dynamodb import EvaluationTable
-from fmquality.composite import combine, error_result
-from fmquality.models import EvaluationResult, Generation
+from fmquality.scoring.composite import combine, error_result
+from fmquality.domain.results import EvaluationResult, Generation
 from handlers import aws_client, run_rubric
 from handlers.env import FunctionEnv, load_env
 from handlers.events import CompositeErrorEvent, CompositeEvent, parse_composite_event

@@ -10,7 +10,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fmquality.adapters.dynamodb import CATALOG_REF_PREFIX, catalog_ref_version
-from fmquality.models import Arm, DimensionScore, Generation, TestCase
+from fmquality.domain.results import Arm, Generation
+from fmquality.domain.scores import DimensionScore
+from fmquality.domain.case import TestCase
 from fmquality.targets.base import TargetSpec
 
 _S3_URI = re.compile(r"^s3://[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]/.+")
@@ -59,7 +61,7 @@ class PrepareEvent(BaseModel):
     target: TargetSpec | None = None
     control: TargetSpec | None = None
     skip_invalid: bool = False
-    # A subset of the dataset (fmquality.subsets): an object {"tags": [...], ...} or the CLI grammar.
+    # A subset of the dataset (fmquality.run.subsets): an object {"tags": [...], ...} or the CLI grammar.
     filter: dict[str, Any] | str | None = None
     max_concurrency: int | None = Field(default=None, ge=1, le=10000)
     tolerated_failure_percentage: float | None = Field(default=None, ge=0.0, le=100.0)

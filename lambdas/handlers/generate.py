@@ -1,6 +1,6 @@
 """Generate: ask the target of the item's arm for the answer, before the item is scored.
 
-The target's own retries (backoff with full jitter) run inside ``fmquality.generate.generate``; a
+The target's own retries (backoff with full jitter) run inside ``fmquality.run.generate.generate``; a
 generation that still failed comes back as a Generation with ``error`` set, which this handler turns
 into ``error`` on its output so the state machine records the item as an error, never a score.
 
@@ -22,11 +22,12 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from fmquality.generate import generate, incomplete_error
-from fmquality.models import Generation
+from fmquality.run.generate import generate, incomplete_error
+from fmquality.domain.results import Generation
 from fmquality.targets import make_target, resolve_spec
 from fmquality.targets.aws import default_client_factory
-from fmquality.targets.policy import TargetKindRefused, allowed_target_kinds, check_target_kind
+from fmquality.domain.errors import TargetKindRefused
+from fmquality.targets.policy import allowed_target_kinds, check_target_kind
 from handlers import run_rubric, run_targets
 from handlers.events import GenerateEvent
 

@@ -14,13 +14,16 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from fmquality.adapters import s3 as layout
 from fmquality.adapters.dynamodb import CATALOG_REF_PREFIX, EvaluationTable, catalog_ref_version, json_attribute
-from fmquality.adapters.s3 import S3ObjectNotFound, S3Store, parse_s3_uri
-from fmquality import dataset
-from fmquality.catalog_index import CatalogIndex
-from fmquality.dataset import LineError, parse_lines
-from fmquality.models import CatalogItem, TestCase
-from fmquality.rubric import Rubric, load_rubric, parse_rubric
-from fmquality.subsets import FilterError, apply_filter, distribution, filter_from_input
+from fmquality.domain.errors import S3ObjectNotFound
+from fmquality.adapters.s3 import S3Store, parse_s3_uri
+from fmquality.run import dataset
+from fmquality.language.catalog_index import CatalogIndex
+from fmquality.domain.errors import LineError
+from fmquality.run.dataset import parse_lines
+from fmquality.domain.case import CatalogItem, TestCase
+from fmquality.config.rubric import Rubric, load_rubric, parse_rubric
+from fmquality.domain.errors import FilterError
+from fmquality.run.subsets import apply_filter, distribution, filter_from_input
 from fmquality.targets.base import TargetSpec
 from fmquality.targets.policy import allowed_target_kinds, check_target_kind
 from handlers import aws_client

@@ -13,9 +13,9 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from fmquality.evaluate import score_one_dimension
-from fmquality.judges.base import JudgeThrottled
-from fmquality.models import DimensionScore
+from fmquality.run.evaluate import score_one_dimension
+from fmquality.domain.errors import JudgeThrottled
+from fmquality.domain.scores import DimensionScore
 from handlers import judge_for, run_rubric
 from handlers.env import ScorerEnv, load_env
 from handlers.events import ScoreEvent, check_category, check_dimension

@@ -16,14 +16,14 @@ from pydantic import BaseModel, Field
 from fmquality.adapters import s3 as layout
 from fmquality.adapters.cloudwatch import MetricsPublisher
 from fmquality.adapters.s3 import S3Store, parse_s3_uri
-from fmquality.models import RunReport
+from fmquality.domain.report import RunReport
 from fmquality.production.drift import DriftState, Reference, alert_message, detect_drift, drift_metric_data
 from fmquality.production.metrics import monitor_metric_data
 from fmquality.production.monitor import monitor_status
 from fmquality.production.review import DynamoReviewQueue, agreement_metric_data, judge_agreement, select_for_review
 from fmquality.production.sample import SAMPLE_TRIGGER
-from fmquality.production.config import load_watch_config
-from fmquality.models import EvaluationResult
+from fmquality.config.watch import load_watch_config
+from fmquality.domain.results import EvaluationResult
 from handlers import aws_client
 from handlers.env import FunctionEnv, load_env
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fmquality.dataset import load_catalog, load_dataset
-from fmquality.evaluate import evaluate_cases
+from fmquality.run.dataset import load_catalog, load_dataset
+from fmquality.run.evaluate import evaluate_cases
 from fmquality.judges.offline import OfflineJudge
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fmquality.calibration import load_plan
-from fmquality.cli import EXIT_BAD_INPUT, EXIT_PASSED, main
+from fmquality.run.calibrate import load_plan
+from fmquality.cli.main import EXIT_BAD_INPUT, EXIT_PASSED, main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 REPO = Path(__file__).resolve().parents[2]

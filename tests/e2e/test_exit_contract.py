@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fmquality import cli
-from fmquality.cli import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, EXIT_RUN_FAILED, main
+from fmquality.cli import main as cli
+from fmquality.cli.main import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, EXIT_RUN_FAILED, main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -104,7 +104,7 @@ def test_missing_aws_region_exits_3(monkeypatch, capsys):
 
 
 def test_outputs_are_whole_files(tmp_path):
-    from fmquality.outputs import write_atomically
+    from fmquality.engines.outputs import write_atomically
 
     target = tmp_path / "report.json"
     write_atomically(target, json.dumps({"a": 1}))

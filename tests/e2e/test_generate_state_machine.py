@@ -2,7 +2,7 @@
 a regressed target fails the gate naming its intent, a target that never answers leaves error records
 only, and a control arm lands in control_results.jsonl.
 
-Each scenario runs twice where it can: with a minimal double of ``fmquality.generate`` /
+Each scenario runs twice where it can: with a minimal double of ``fmquality.run.generate`` /
 ``fmquality.targets.make_target`` (this branch predates them) and with the real ones, which skip
 until the targets branch is merged.
 """
@@ -20,14 +20,15 @@ from typing import Any
 
 import pytest
 
-from fmquality.local.engine import TABLE_NAME, run_local_execution
-from fmquality.models import Generation, GenerationUsage, TestCase
+from fmquality.engines.local import TABLE_NAME, run_local_execution
+from fmquality.domain.results import Generation, GenerationUsage
+from fmquality.domain.case import TestCase
 
 REPO = Path(__file__).resolve().parents[2]
 GOOD = REPO / "tests" / "fixtures" / "cli_good.jsonl"
 FAST = {"retry_wait_cap_s": 0.01}
 CHATBOT = "python:tests.e2e.chatbot_double"
-REAL_GENERATE = importlib.util.find_spec("fmquality.generate") is not None
+REAL_GENERATE = importlib.util.find_spec("fmquality.run.generate") is not None
 
 
 class _DoubleTarget:
@@ -47,7 +48,7 @@ def _double_make_target(spec: Any, client: Any = None, *, rubric: Any = None) ->
 
 
 def _double_generate(case: TestCase, target: _DoubleTarget) -> tuple[TestCase, Generation]:
-    """The contract of fmquality.generate.generate, minimally: never raises for a target failure."""
+    """The contract of fmquality.run.generate.generate, minimally: never raises for a target failure."""
     from fmquality.targets.base import TargetReply, request_for
 
     start = time.perf_counter()
@@ -67,12 +68,12 @@ def generation(request, monkeypatch):
     import fmquality.targets as targets
 
     if request.param == "real" and not REAL_GENERATE:
-        pytest.skip("fmquality.generate is not on this branch yet (the targets branch adds it)")
+        pytest.skip("fmquality.run.generate is not on this branch yet (the targets branch adds it)")
     if request.param == "double":
         if not REAL_GENERATE:
-            stub = types.ModuleType("fmquality.generate")
+            stub = types.ModuleType("fmquality.run.generate")
             stub.generate = _double_generate
-            monkeypatch.setitem(sys.modules, "fmquality.generate", stub)
+            monkeypatch.setitem(sys.modules, "fmquality.run.generate", stub)
         monkeypatch.setattr(targets, "make_target", _double_make_target, raising=False)
     sys.modules.pop("handlers.generate", None)
     module = importlib.import_module("handlers.generate")

@@ -21,7 +21,7 @@ def _simulate_module():
 
 def test_scaled_down_week(tmp_path):
     sim = _simulate_module()
-    from fmquality.production.config import WatchConfig
+    from fmquality.config.watch import WatchConfig
 
     config = WatchConfig.model_validate({"sampling": {"min_per_stratum": 12}})
     figures = sim.simulate(turns=2800, workdir=tmp_path, config=config, log=lambda m: None)
@@ -37,7 +37,7 @@ def test_scaled_down_week(tmp_path):
     assert days[0] == "dt=2026-11-09" and days[-1] == "dt=2026-11-22" and len(days) == 14
 
     # The CLI over the same files: sample, drift, review export/import.
-    cli = [sys.executable, "-m", "fmquality.cli"]
+    cli = [sys.executable, "-m", "fmquality.cli.main"]
     env = {"PYTHONPATH": f"{ROOT / 'lambdas'}:{ROOT}", "PATH": "/usr/bin:/bin"}
     out = tmp_path / "sample.jsonl"
     done = subprocess.run(cli + ["sample", "--turns", str(tmp_path / "bucket/production/turns"), "--from", "2026-11-16",

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from fmquality.cli import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, main
-from fmquality.judges.base import JudgeThrottled
-from fmquality.local import engine as local_engine
-from fmquality.local.engine import TABLE_NAME, run_local_execution
-from fmquality.local.moto_hooks import check_moto_compatibility
+from fmquality.cli.main import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, main
+from fmquality.domain.errors import JudgeThrottled
+from fmquality.engines import local as local_engine
+from fmquality.engines.local import TABLE_NAME, run_local_execution
+from fmquality.engines.moto_hooks import check_moto_compatibility
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -273,12 +273,12 @@ def test_both_engines_give_the_same_item_results_on_the_golden_dataset(tmp_path)
 def test_the_verdict_cache_outlives_a_state_machine_run(tmp_path, monkeypatch):
     """Issue 17: like the direct engine, a second run of unchanged items asks the judge only what the
     cache cannot answer (the offline judge abstains on some sub-scores, so a few calls remain)."""
-    from fmquality.dataset import load_dataset
-    from fmquality.evaluate import evaluate_cases
+    from fmquality.run.dataset import load_dataset
+    from fmquality.run.evaluate import evaluate_cases
     from fmquality.judges import factory
     from fmquality.judges.cache import CachingJudge, LocalVerdictStore
     from fmquality.judges.offline import OfflineJudge
-    from fmquality.rubric import load_rubric
+    from fmquality.config.rubric import load_rubric
 
     calls = {"n": 0}
 

@@ -111,9 +111,12 @@ def test_the_code_asset_follows_the_rubric_symlink_and_leaves_out_build_litter(s
     assets = [p for p in synth.outdir.glob("asset.*") if (p / "handlers").is_dir()]
     assert len(assets) == 1
     code = assets[0]
-    rubric = code / "fmquality" / "data" / "mangaassist-v3.yaml"
+    rubric = code / "fmquality" / "config" / "data" / "mangaassist-v3.yaml"
     assert rubric.is_file() and not rubric.is_symlink()
     assert "version:" in rubric.read_text()
+    for profile in ("mangaassist", "research-agent", "tool-use"):  # links to datasets/profiles/, copied whole
+        copied = code / "fmquality" / "config" / "data" / "profiles" / f"{profile}.yaml"
+        assert copied.is_file() and not copied.is_symlink() and "dimensions:" in copied.read_text()
     assert not list(code.rglob("*.egg-info")) and not list(code.rglob("__pycache__"))
 
 

@@ -256,7 +256,7 @@ def test_knowledge_base_refreshed_runs_production_without_a_control(evaluation_t
 
 
 def test_the_kb_refresh_filter_is_the_core_one():
-    from fmquality.subsets import KB_REFRESH_FILTER as CORE
+    from fmquality.run.subsets import KB_REFRESH_FILTER as CORE
     from infra.constructs.triggers import KB_REFRESH_FILTER
 
     assert KB_REFRESH_FILTER == CORE

@@ -83,7 +83,7 @@ def test_a_dimension_named_like_a_fixed_role_is_refused():
 
 @pytest.mark.parametrize("name", ["mangaassist", "research-agent", "tool-use"])
 def test_infra_reads_the_profiles_as_the_core_does(name):
-    from fmquality.profiles.spec import load_profile
+    from fmquality.config.profile import load_profile
 
     core = load_profile(name)
     shape = profile_shape(name)

@@ -6,8 +6,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from fmquality.adapters.eventbridge import EventPublisher, EventPublishError
-from fmquality.adapters.s3 import S3ObjectNotFound, S3Store, parse_s3_uri
+from fmquality.adapters.eventbridge import EventPublisher
+from fmquality.domain.errors import EventPublishError
+from fmquality.domain.errors import S3ObjectNotFound
+from fmquality.adapters.s3 import S3Store, parse_s3_uri
 
 
 def test_s3_access_denied_reads_as_not_found_with_the_uri():

@@ -65,7 +65,8 @@ def _metric_values(aws, name: str, dimensions: list[dict] | None = None, stat: s
 
 
 def test_aggregate_of_a_passing_run(aws, lambda_context):
-    from fmquality.models import EvaluationResult, RunReport
+    from fmquality.domain.results import EvaluationResult
+    from fmquality.domain.report import RunReport
 
     prepared = _prepare(aws, lambda_context, "run-pass")
     for case in CASES:
@@ -97,7 +98,7 @@ def test_aggregate_of_a_passing_run(aws, lambda_context):
 
 
 def test_aggregate_records_items_without_a_result_and_fails_the_gate(aws, lambda_context):
-    from fmquality.models import RunReport
+    from fmquality.domain.report import RunReport
 
     prepared = _prepare(aws, lambda_context, "run-missing")
     _score(lambda_context, prepared, CASES[0])
@@ -171,7 +172,7 @@ def test_a_retried_aggregate_publishes_the_run_metrics_once(aws, lambda_context)
 
 
 def test_aggregate_compares_with_the_baseline(aws, lambda_context):
-    from fmquality.models import RunReport
+    from fmquality.domain.report import RunReport
 
     first = _prepare(aws, lambda_context, "run-base")
     for case in CASES:
@@ -194,8 +195,8 @@ def test_aggregate_compares_with_the_baseline(aws, lambda_context):
 
 def test_the_three_reads_of_the_table(aws, lambda_context):
     """Every result of a run (paginated), the runs of a dataset over time, the approved baseline."""
-    from fmquality.composite import error_result
-    from fmquality.rubric import load_rubric
+    from fmquality.scoring.composite import error_result
+    from fmquality.config.rubric import load_rubric
 
     table = _table(aws)
     rubric = load_rubric()
@@ -252,7 +253,7 @@ def test_a_malformed_aggregate_event_names_the_field(aws, lambda_context):
 
 
 def _generation(target_id, kind="python", version=None, latency_ms=100.0, tokens=(100, 20), cost=None, error=None):
-    from fmquality.models import Generation
+    from fmquality.domain.results import Generation
 
     return Generation(target_id=target_id, target_kind=kind, target_version=version, latency_ms=latency_ms,
                       response=None if error else "answer", usage={"input_tokens": tokens[0], "output_tokens": tokens[1]},
@@ -261,7 +262,8 @@ def _generation(target_id, kind="python", version=None, latency_ms=100.0, tokens
 
 def test_aggregate_of_a_paired_run_reads_both_arms(aws, lambda_context, monkeypatch):
     import handlers.aggregate as aggregate
-    from fmquality.models import EvaluationResult, RunReport
+    from fmquality.domain.results import EvaluationResult
+    from fmquality.domain.report import RunReport
 
     seen = {}
     real_build_report = aggregate.build_report
@@ -315,7 +317,7 @@ def test_aggregate_of_a_paired_run_reads_both_arms(aws, lambda_context, monkeypa
 
 
 def test_aggregate_names_the_ssm_parameter_a_target_came_from(aws, lambda_context):
-    from fmquality.models import RunReport
+    from fmquality.domain.report import RunReport
 
     prepared = _prepare(aws, lambda_context, "run-ssm", target="lambda:chatbot")
     # As Prepare writes it for target "ssm:/mangaassist/production-target".

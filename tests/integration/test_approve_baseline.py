@@ -8,7 +8,7 @@ import pytest
 from moto import mock_aws
 
 from fmquality.adapters.dynamodb import EvaluationTable, create_evaluation_table
-from fmquality.cli import main
+from fmquality.cli.main import main
 
 TABLE_NAME = "fmq-approve-test"
 BUCKET = "fmq-approve-data"

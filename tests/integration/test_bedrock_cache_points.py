@@ -12,9 +12,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from bench.standin import MAX_CACHE_POINTS, cache_point_count
-from fmquality.judges import bedrock
-from fmquality.judges.bedrock import CACHE_POINT, BedrockJudge
-from fmquality.rubric import load_rubric
+from fmquality.judges.bedrock import judge as bedrock
+from fmquality.judges.bedrock.judge import CACHE_POINT, BedrockJudge
+from fmquality.config.rubric import load_rubric
 from tests.integration.conftest_standin import bedrock_standin  # noqa: F401 - shared fixture
 from tests.unit.test_bedrock_prompt_cache import SHIPPED, prompts_of
 
@@ -81,7 +81,7 @@ def test_the_judges_requests_are_cached_exactly_where_they_carry_a_cache_point(b
     rubric = load_rubric(path)
     judge = BedrockJudge(MODEL_ID, bedrock_standin.client(), sleep=lambda _: None)
     shapes = prompts_of(rubric)
-    with caplog.at_level(logging.WARNING, logger="fmquality.judges.bedrock"):
+    with caplog.at_level(logging.WARNING, logger="fmquality.judges.bedrock.judge"):
         for _ in range(2):  # the second round reads what the first wrote, if anything
             for prompt in shapes.values():
                 reply = judge._client().converse(**judge.converse_params(prompt, rubric))

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from bench.standin import MALFORMED, BedrockStandin
-from fmquality.dataset import load_catalog, load_dataset
-from fmquality.evaluate import evaluate_cases
-from fmquality.judges.bedrock import BedrockJudge
+from fmquality.run.dataset import load_catalog, load_dataset
+from fmquality.run.evaluate import evaluate_cases
+from fmquality.judges.bedrock.judge import BedrockJudge
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"  # the rubric's judge

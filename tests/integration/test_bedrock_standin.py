@@ -14,12 +14,13 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from bench.standin import BedrockStandin, estimate_tokens, offline_verdict_fn
-from fmquality.dimensions import dimension_module
-from fmquality.dimensions.base import render_case, score_dimension
-from fmquality.judges.base import JudgeOutcome, JudgeRequest, JudgeThrottled
-from fmquality.judges.bedrock import BedrockJudge
+from fmquality.schemes.mangaassist import dimension_module
+from fmquality.scoring.plan import render_case, score_dimension
+from fmquality.judges.base import JudgeOutcome, JudgeRequest
+from fmquality.domain.errors import JudgeThrottled
+from fmquality.judges.bedrock.judge import BedrockJudge
 from fmquality.judges.offline import OfflineJudge
-from fmquality.models import TestCase
+from fmquality.domain.case import TestCase
 
 MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"  # the rubric's judge
 RELEVANCE_SUBS = ["intent_relevance", "product_relevance", "context_relevance"]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from bench.__main__ import main
 from bench.catalog_scale import dataset_haystack, synthetic_catalog
-from fmquality.catalog_index import title_keys
-from fmquality.dataset import load_catalog
+from fmquality.language.catalog_index import title_keys
+from fmquality.run.dataset import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "datasets/mangaassist/golden.jsonl"

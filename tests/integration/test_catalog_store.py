@@ -10,10 +10,11 @@ from datetime import date
 import pytest
 from botocore.exceptions import ClientError
 
-from fmquality.adapters.dynamodb import CatalogLoadError, EvaluationTable
-from fmquality.catalog_index import title_keys
-from fmquality.cli import main
-from fmquality.models import CatalogItem
+from fmquality.domain.errors import CatalogLoadError
+from fmquality.adapters.dynamodb import EvaluationTable
+from fmquality.language.catalog_index import title_keys
+from fmquality.cli.main import main
+from fmquality.domain.case import CatalogItem
 from moto_env import CASES, TABLE, load_event, put_dataset, read_json
 
 TOMIE = {"asin": "B0TOMIE001", "title": "Tomie", "price": 19.99, "availability": "in_stock", "author": "Junji Ito"}
@@ -120,7 +121,7 @@ class FailingBatchWrites:
 
 
 def test_a_load_that_fails_halfway_never_becomes_current(aws, tmp_path, lambda_context, capsys):
-    from fmquality.runner_aws import run_catalog_command
+    from fmquality.cli.aws import run_catalog_command
     from handlers.prepare import DatasetRejected
 
     assert _load(_catalog_file(tmp_path, [TOMIE]), "--snapshot-date", "2026-11-13") == 0

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.cli import main
-from fmquality.dataset import load_dataset
-from fmquality.evaluate import evaluate_cases
-from fmquality.judges.bedrock import BedrockJudge
-from fmquality.judges.pricing import cost_usd
+from fmquality.cli.main import main
+from fmquality.run.dataset import load_dataset
+from fmquality.run.evaluate import evaluate_cases
+from fmquality.judges.bedrock.judge import BedrockJudge
+from fmquality.config.pricing import cost_usd
 from fmquality.judges.scripted import ScriptedJudge
-from fmquality.rubric import load_rubric
+from fmquality.config.rubric import load_rubric
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GOOD = FIXTURES / "cli_good.jsonl"
@@ -57,7 +57,7 @@ def test_estimate_prices_the_tokens_with_the_rubric_table(capsys):
     assert estimate["model_id"] == rubric.judge.model_id
     assert estimate["input_tokens"] > 0 and estimate["output_tokens"] > 0
     assert estimate["max_output_tokens"] == estimate["calls"] * rubric.judge.max_tokens
-    from fmquality.estimate import RunEstimate
+    from fmquality.run.estimate import RunEstimate
 
     usage = RunEstimate.model_validate(estimate).usage()
     price = rubric.judge.price_for(rubric.judge.model_id)

@@ -1,7 +1,7 @@
 """The Generate handler against moto S3: targets.json read once per container, the item's arm picks
 its target, a failed generation comes back as an error (never an answer to score), and the metrics.
 
-``fmquality.generate`` and ``fmquality.targets.make_target`` come from the targets branch; until it is
+``fmquality.run.generate`` and ``fmquality.targets.make_target`` come from the targets branch; until it is
 merged a minimal double stands in for them (and one test with the real code skips).
 """
 
@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from moto_env import BUCKET, CASES, load_event
 
-REAL_GENERATE = importlib.util.find_spec("fmquality.generate") is not None
+REAL_GENERATE = importlib.util.find_spec("fmquality.run.generate") is not None
 TARGETS_KEY = "runs/run-fixture/targets.json"
 CONTROL_ARN = "arn:aws:lambda:us-east-1:123456789012:function:mangaassist-chat:12"
 
@@ -46,7 +46,7 @@ class _Doubles:
         return _Target(spec)
 
     def generate(self, case, target):
-        from fmquality.models import Generation
+        from fmquality.domain.results import Generation
 
         self.asked.append((case.test_id, target.spec.kind))
         if self.failure:
@@ -64,9 +64,9 @@ def module(monkeypatch):
     import fmquality.targets as targets
 
     if not REAL_GENERATE:
-        stub = types.ModuleType("fmquality.generate")
+        stub = types.ModuleType("fmquality.run.generate")
         stub.generate = lambda case, target: pytest.fail("the test did not install its generate double")
-        monkeypatch.setitem(sys.modules, "fmquality.generate", stub)
+        monkeypatch.setitem(sys.modules, "fmquality.run.generate", stub)
     if not hasattr(targets, "make_target"):
         monkeypatch.setattr(targets, "make_target", lambda spec, client=None: pytest.fail("no make_target double"),
                             raising=False)
@@ -86,7 +86,7 @@ def doubles(module, monkeypatch) -> _Doubles:
 def _put_targets(aws, candidate: dict | None, control: dict | None = None, key: str = TARGETS_KEY) -> None:
     aws.s3.put_object(Bucket=BUCKET, Key=key, Body=json.dumps({"candidate": candidate, "control": control}).encode())
     # The run's resolved rubric, as Prepare writes it beside targets.json (the target prices with it).
-    from fmquality.rubric import load_rubric
+    from fmquality.config.rubric import load_rubric
 
     rubric_key = load_event("generate.json")["rubric_key"]
     aws.s3.put_object(Bucket=BUCKET, Key=rubric_key, Body=load_rubric().model_dump_json().encode())
@@ -179,7 +179,7 @@ def test_a_malformed_generate_event_names_the_field(aws, lambda_context, doubles
     assert [e["loc"] for e in caught.value.errors()] == [("arm",)]
 
 
-@pytest.mark.skipif(not REAL_GENERATE, reason="fmquality.generate is not on this branch yet (the targets branch adds it)")
+@pytest.mark.skipif(not REAL_GENERATE, reason="fmquality.run.generate is not on this branch yet (the targets branch adds it)")
 def test_the_real_generation_code_answers_through_a_python_target(aws, lambda_context, module, monkeypatch):
     monkeypatch.setenv("ALLOWED_TARGET_KINDS", "recorded,python")  # python: targets only where allowed
     spec = {"kind": "python", "ref": "tests.e2e.chatbot_double:recorded"}

@@ -17,7 +17,7 @@ def test_offline_and_scripted():
 
 
 def test_bedrock_uses_the_given_client_and_model(rubric):
-    from fmquality.judges.bedrock import BedrockJudge
+    from fmquality.judges.bedrock.judge import BedrockJudge
 
     client = boto3.client("bedrock-runtime", region_name="us-east-1")
     judge = make_judge("bedrock", "eu.anthropic.claude-3-5-sonnet-20240620-v1:0", boto3_client=client)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from bench.standin import BedrockStandin
-from fmquality.dataset import load_catalog, load_dataset
-from fmquality.dimensions.base import plan_case
-from fmquality.estimate import estimate_run
-from fmquality.evaluate import evaluate_case, evaluate_cases
-from fmquality.judges.bedrock import BedrockJudge
+from fmquality.run.dataset import load_catalog, load_dataset
+from fmquality.scoring.plan import plan_case
+from fmquality.run.estimate import estimate_run
+from fmquality.run.evaluate import evaluate_case, evaluate_cases
+from fmquality.judges.bedrock.judge import BedrockJudge
 from fmquality.judges.cache import CachingJudge, LocalVerdictStore
 from fmquality.judges.concurrency import AimdController
 

@@ -17,8 +17,8 @@ def _prepare(event, context):
 
 
 def test_prepare_writes_items_rubric_and_registers_the_run(aws, lambda_context):
-    from fmquality.models import TestCase
-    from fmquality.rubric import Rubric, load_rubric
+    from fmquality.domain.case import TestCase
+    from fmquality.config.rubric import Rubric, load_rubric
 
     put_dataset(aws.s3, CASES)
     out = _prepare(load_event("prepare.json"), lambda_context)
@@ -85,7 +85,8 @@ def test_a_given_run_id_is_only_a_label_and_an_existing_run_is_never_registered_
 
 
 def test_a_run_registers_once_even_when_two_writers_race(aws):
-    from fmquality.adapters.dynamodb import EvaluationTable, RunExists
+    from fmquality.adapters.dynamodb import EvaluationTable
+    from fmquality.domain.errors import RunExists
 
     table = EvaluationTable(TABLE, aws.ddb)
     table.register_run("r-race", DATASET_ID, status="RUNNING")
@@ -148,7 +149,7 @@ def test_prepare_resolves_the_catalog_per_case_and_rejects_an_invalid_one(aws, l
 
 
 def test_prepare_reads_a_rubric_from_s3(aws, lambda_context):
-    from fmquality.rubric import default_rubric_path
+    from fmquality.config.rubric import default_rubric_path
 
     text = default_rubric_path().read_text(encoding="utf-8").replace("version:", "version: custom-", 1)
     aws.s3.put_object(Bucket=BUCKET, Key="rubrics/custom.yaml", Body=text.encode())
@@ -159,7 +160,8 @@ def test_prepare_reads_a_rubric_from_s3(aws, lambda_context):
 
 
 def test_a_rubric_that_is_not_utf8_is_named_with_its_line(aws, lambda_context):
-    from fmquality.rubric import RubricError, default_rubric_path
+    from fmquality.domain.errors import RubricError
+    from fmquality.config.rubric import default_rubric_path
 
     text = default_rubric_path().read_text(encoding="utf-8").replace("version:", "# caf\u00e9\nversion:", 1)
     aws.s3.put_object(Bucket=BUCKET, Key="rubrics/latin1.yaml", Body=text.encode("latin-1", "replace"))
@@ -302,7 +304,7 @@ def test_a_python_target_is_refused_on_aws_before_anything_is_written(aws, lambd
     """Issue 17: an execution input cannot make the Lambda import and run code."""
     import boto3
 
-    from fmquality.targets.policy import TargetKindRefused
+    from fmquality.domain.errors import TargetKindRefused
 
     monkeypatch.setenv("ALLOWED_TARGET_KINDS", "recorded,bedrock,lambda,https")
     put_dataset(aws.s3, CASES)

@@ -11,7 +11,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from fmquality.production.capture import CaptureClient, CaptureError, transform_firehose_records
+from fmquality.production.capture import CaptureClient, transform_firehose_records
+from fmquality.domain.errors import CaptureError
 from fmquality.production.redact import Redactor
 
 TURN = {"turn_id": "t1", "timestamp": "2026-11-16T10:00:00+09:00", "locale": "ja-JP", "intent": "order_tracking",
@@ -115,7 +116,7 @@ def test_sampler_reads_the_week_writes_the_dataset_and_starts_the_run():
         s3.put_object(Bucket="data", Key=partition_prefix(day) + "part-1", Body=body)
     env = SamplerEnv.model_validate({"TABLE_NAME": "t", "BUCKET_NAME": "data", "EVENT_BUS_NAME": "b",
                                      "STATE_MACHINE_ARN": arn})
-    from fmquality.production.config import WatchConfig
+    from fmquality.config.watch import WatchConfig
 
     out = run_sampler(date(2026, 11, 23), env, WatchConfig(), s3, sfn)
     assert out["population"] == 80 and out["sampled"] == 30  # 11-16 and 11-22; 11-23 is today, not in the window
@@ -134,7 +135,7 @@ def test_watch_handler_queues_reviews_publishes_metrics_and_alerts(rubric):
     from fmquality.adapters.s3 import S3Store
     from fmquality.production.drift import build_reference
     from fmquality.production.review import DynamoReviewQueue
-    from fmquality.report import build_report, results_to_jsonl
+    from fmquality.report.build import build_report, results_to_jsonl
     from handlers import reset_caches
     from handlers.watch import CompletedDetail, WatchEnv, watch_run
     from tests.unit.test_drift import _run

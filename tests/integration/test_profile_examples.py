@@ -25,11 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.profiles.cases import load_profile_dataset
-from fmquality.profiles.research_agent import score_research_case
-from fmquality.profiles.spec import load_profile
-from fmquality.profiles.tool_use import grade_distribution, score_tool_case
-from fmquality.subsets import distribution
+from fmquality.schemes.profiles.cases import load_profile_dataset
+from fmquality.schemes.profiles.research_agent import score_research_case
+from fmquality.config.profile import load_profile
+from fmquality.schemes.profiles.tool_use import grade_distribution, score_tool_case
+from fmquality.run.subsets import distribution
 
 ROOT = Path(__file__).resolve().parents[2] / "datasets"
 

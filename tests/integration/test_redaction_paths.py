@@ -95,7 +95,7 @@ def run_transform_not_json(rows: list[dict[str, Any]], redactor: Any) -> dict[st
 
 def run_sample_cli(rows: list[dict[str, Any]], workdir: Path) -> dict[str, str]:
     """(d) ``fmquality sample`` over a turn file written by a producer (everything sampled)."""
-    from fmquality.cli import main
+    from fmquality.cli.main import main
 
     workdir.mkdir(parents=True, exist_ok=True)
     turns = workdir / "turns.jsonl"

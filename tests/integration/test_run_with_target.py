@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.chatbot import REGRESSED_ANSWER, REGRESSED_ANSWER_JA, serve
-from fmquality.cli import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, EXIT_RUN_FAILED, main
+from fmquality.cli.main import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, EXIT_RUN_FAILED, main
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "datasets" / "mangaassist" / "golden.jsonl"

@@ -32,7 +32,7 @@ def _values(emf: dict, name: str) -> list[float]:
 @pytest.mark.parametrize("dimension", ["relevance", "factual_accuracy", "consistency", "fluency"])
 def test_score_dimension_returns_a_valid_dimension_score(run, lambda_context, monkeypatch, capsys, dimension):
     import handlers
-    from fmquality.models import DimensionScore
+    from fmquality.domain.scores import DimensionScore
     from handlers.score_dimension import handler
 
     monkeypatch.setenv("DIMENSION", dimension)
@@ -86,7 +86,7 @@ class ThrottledJudge:
 
 def test_judge_throttling_propagates_as_judge_throttled(run, lambda_context, monkeypatch, capsys):
     import handlers.score_dimension as scorer
-    from fmquality.judges.base import JudgeThrottled
+    from fmquality.domain.errors import JudgeThrottled
 
     judge = ThrottledJudge()
     monkeypatch.setattr(scorer, "judge_for", lambda name, model_id: judge)
@@ -224,7 +224,7 @@ def test_composite_refuses_two_scores_of_one_dimension(run, lambda_context):
 
 def test_handlers_read_the_rubric_prepare_wrote(run, aws, lambda_context):
     """A rubric key that does not exist is an error, never a silent fall-back to another rubric."""
-    from fmquality.adapters.s3 import S3ObjectNotFound
+    from fmquality.domain.errors import S3ObjectNotFound
     from handlers.composite import handler
 
     with pytest.raises(S3ObjectNotFound, match="runs/other/rubric.json"):
@@ -233,7 +233,7 @@ def test_handlers_read_the_rubric_prepare_wrote(run, aws, lambda_context):
 
 
 def _generation(**extra):
-    from fmquality.models import Generation
+    from fmquality.domain.results import Generation
 
     return Generation(target_id="mangaassist-prompt", target_kind="bedrock", target_version="7",
                       response="Unopened items can be returned within 15 days of delivery.", latency_ms=812.0,

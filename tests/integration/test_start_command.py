@@ -9,7 +9,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from fmquality.runner_aws import add_start_command, run_start_command, start_run
+from fmquality.cli.aws import add_start_command, run_start_command, start_run
 
 ROLE = "arn:aws:iam::123456789012:role/fmquality-sfn"
 DATASET = "s3://fmq-data-test/datasets/mangaassist/golden.jsonl"
@@ -83,7 +83,7 @@ def test_start_run_returns_the_outcome(sfn):
 
 
 def test_the_cli_wires_start_and_builds_its_own_client(sfn, capsys):
-    from fmquality.cli import main
+    from fmquality.cli.main import main
 
     arn = _machine(sfn, "gate-cli", PASSED)
     assert main(["start", "--state-machine", arn, "--dataset", DATASET, "--wait", "--poll-seconds", "0.05"]) == 0

@@ -15,7 +15,7 @@ CUT = "You can return unopened items within 15 days of"
 
 
 def _put(aws, candidate: dict, rubric=None) -> None:
-    from fmquality.rubric import load_rubric
+    from fmquality.config.rubric import load_rubric
 
     aws.s3.put_object(Bucket=BUCKET, Key=TARGETS_KEY,
                       Body=json.dumps({"candidate": candidate, "control": None}).encode())
@@ -88,7 +88,7 @@ def test_an_unfinished_answer_is_the_named_error_generation_incomplete(aws, lamb
 
 def test_with_fail_incomplete_false_the_answer_goes_on_to_be_scored_with_its_stop_reason(
         aws, lambda_context, chatbot_module, monkeypatch, module):
-    from fmquality.rubric import GenerationRules, load_rubric
+    from fmquality.config.rubric import GenerationRules, load_rubric
     monkeypatch.setenv("ALLOWED_TARGET_KINDS", "recorded,python")
     lenient = load_rubric().model_copy(update={"generation": GenerationRules(fail_incomplete=False)})
     _put(aws, chatbot_module, lenient)

@@ -9,8 +9,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from bench.standin import converse_rejection
-from fmquality.generate import generate
-from fmquality.models import TestCase
+from fmquality.run.generate import generate
+from fmquality.domain.case import TestCase
 from fmquality.targets import TargetSpec, make_target
 
 CLAUDE_45 = "us.anthropic.claude-haiku-4-5-20251001-v1:0"

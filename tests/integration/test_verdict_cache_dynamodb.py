@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.dimensions.base import render_case
+from fmquality.scoring.plan import render_case
 from fmquality.judges.base import JudgeRequest
 from fmquality.judges.cache import CachingJudge, DynamoVerdictStore
 from fmquality.judges.scripted import ScriptedJudge
-from fmquality.models import TestCase
+from fmquality.domain.case import TestCase
 from moto_env import TABLE
 
 NOW = 1_750_000_000

@@ -15,10 +15,11 @@ import pytest
 from botocore.exceptions import ReadTimeoutError
 from botocore.stub import ANY, Stubber
 
-from fmquality.dimensions.base import CheckReport, render_case, score_dimension
-from fmquality.judges.base import CombinedJudgeRequest, Judge, JudgeRequest, JudgeThrottled, split_combined
-from fmquality.judges.bedrock import BedrockJudge
-from fmquality.judges.prompts import (
+from fmquality.scoring.plan import CheckReport, render_case, score_dimension
+from fmquality.judges.base import CombinedJudgeRequest, Judge, JudgeRequest, split_combined
+from fmquality.domain.errors import JudgeThrottled
+from fmquality.judges.bedrock.judge import BedrockJudge
+from fmquality.judges.bedrock.prompts import (
     CASE_BEGIN,
     CASE_END,
     MARKERS,
@@ -28,8 +29,10 @@ from fmquality.judges.prompts import (
     build_prompt,
     system_text,
 )
-from fmquality.models import SUB_SCORES, TestCase
-from fmquality.rubric import RubricError, default_rubric_path as rubric_path, parse_rubric
+from fmquality.domain.scores import SUB_SCORES
+from fmquality.domain.case import TestCase
+from fmquality.domain.errors import RubricError
+from fmquality.config.rubric import default_rubric_path as rubric_path, parse_rubric
 
 EVENTS = Path(__file__).resolve().parents[1] / "events"
 MODEL_ID = "anthropic.claude-haiku-4-5-20251001-v1:0"
@@ -623,7 +626,7 @@ def test_client_is_created_lazily_without_botocore_retries(rubric, monkeypatch):
         created.append(client)
         return client
 
-    monkeypatch.setattr("fmquality.judges.bedrock.boto3.client", recording_client)
+    monkeypatch.setattr("fmquality.judges.bedrock.judge.boto3.client", recording_client)
     judge = BedrockJudge(MODEL_ID, sleep=lambda _: None)
     assert created == []  # nothing at construction
     assert judge.judge(make_request(make_case(), rubric), rubric).ok

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import boto3
 
-from fmquality.judges.bedrock import TRANSIENT_CODES
+from fmquality.judges.bedrock.judge import TRANSIENT_CODES
 from tests.unit.test_bedrock_judge import Harness, load_event, make_case, make_request
 
 

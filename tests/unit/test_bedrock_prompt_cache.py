@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.dimensions.base import render_case
-from fmquality.judges import bedrock
+from fmquality.scoring.plan import render_case
+from fmquality.judges.bedrock import judge as bedrock
 from fmquality.judges.base import CombinedJudgeRequest, JudgeRequest
-from fmquality.judges.bedrock import CACHE_POINT, BedrockJudge, static_prefix_tokens
-from fmquality.judges.prompts import build_combined_prompt, build_prompt
-from fmquality.models import TestCase
-from fmquality.rubric import load_rubric
+from fmquality.judges.bedrock.judge import CACHE_POINT, BedrockJudge, static_prefix_tokens
+from fmquality.judges.bedrock.prompts import build_combined_prompt, build_prompt
+from fmquality.domain.case import TestCase
+from fmquality.config.rubric import load_rubric
 from tests.unit.test_bedrock_judge import conservative_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,7 +98,7 @@ def test_every_shipped_rubric_keeps_a_cache_point_only_where_the_prefix_reaches_
 def test_a_prefix_under_the_minimum_is_sent_without_a_cache_point_and_said_once(name, caplog):
     rubric = load_rubric(ROOT / "datasets" / "rubrics" / f"{name}.yaml")
     judge = BedrockJudge(rubric.judge.model_id, boto3_client=object())
-    with caplog.at_level(logging.WARNING, logger="fmquality.judges.bedrock"):
+    with caplog.at_level(logging.WARNING, logger="fmquality.judges.bedrock.judge"):
         for _ in range(3):
             for prompt in prompts_of(rubric).values():
                 assert judge.converse_params(prompt, rubric)["system"] == [{"text": prompt.system}]
@@ -113,7 +113,7 @@ def test_a_prefix_under_the_minimum_is_sent_without_a_cache_point_and_said_once(
 
 def test_a_model_without_a_minimum_keeps_the_cache_point_and_says_it_is_unchecked(rubric, caplog):
     judge = BedrockJudge("anthropic.unlisted-model-v1:0", boto3_client=object())
-    with caplog.at_level(logging.WARNING, logger="fmquality.judges.bedrock"):
+    with caplog.at_level(logging.WARNING, logger="fmquality.judges.bedrock.judge"):
         for _ in range(2):
             for prompt in prompts_of(rubric).values():
                 assert judge.converse_params(prompt, rubric)["system"][1:] == [CACHE_POINT]
@@ -126,7 +126,7 @@ def test_the_judge_estimates_the_prefix_as_fmquality_estimate_and_the_stand_in_d
     estimate and the stand-in count as caching nothing (tests/integration/test_bedrock_cache_points.py
     checks the stand-in's cache accounting of the judge's own requests)."""
     from bench.standin import estimate_tokens as standin_tokens
-    from fmquality.estimate import estimate_tokens
+    from fmquality.run.estimate import estimate_tokens
 
     for path in SHIPPED:
         shipped = load_rubric(path)

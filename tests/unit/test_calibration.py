@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from fmquality.calibration import (
+from fmquality.run.calibrate import (
     auc,
     average_ranks,
     calibrate,
@@ -17,7 +17,7 @@ from fmquality.calibration import (
     rank_correlation,
     spearman_rho,
 )
-from fmquality.models import EvaluationResult
+from fmquality.domain.results import EvaluationResult
 
 # Wikipedia's Spearman example: IQ against hours of TV a week, no ties.
 IQ = [106, 100, 86, 101, 99, 103, 97, 113, 112, 110]
@@ -189,8 +189,8 @@ def test_run_calibration_gives_kappa_overall_per_intent_and_per_locale():
 
 
 def test_ratings_are_read_by_dotted_path_from_the_line():
-    from fmquality.calibration import rating_value
-    from fmquality.models import TestCase
+    from fmquality.run.calibrate import rating_value
+    from fmquality.domain.case import TestCase
 
     case = TestCase.model_validate({"test_id": "t", "intent": "faq", "query": "q", "label": {"acceptable": False},
                                     "human": {"naturalness": 4.5, "overall": "good", "raters": {"n": 3}, "x": math.nan}})

@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fmquality.calibration import (
+from fmquality.run.calibrate import (
     MIN_ANSWERS_PER_SIDE,
-    PlanError,
     check_table,
     checks_fired,
     edit_thresholds,
@@ -25,7 +24,9 @@ from fmquality.calibration import (
     signals_yaml,
     threshold_diff,
 )
-from fmquality.models import DimensionScore, EvaluationResult, HardFailure
+from fmquality.domain.errors import PlanError
+from fmquality.domain.scores import DimensionScore, HardFailure
+from fmquality.domain.results import EvaluationResult
 
 REPO = Path(__file__).resolve().parents[2]
 RUBRIC = REPO / "datasets" / "rubrics" / "mangaassist-v3.yaml"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fmquality.catalog_index import CatalogIndex, products_in_play
-from fmquality.models import CatalogItem, TestCase
-from fmquality.text import normalize
+from fmquality.language.catalog_index import CatalogIndex, products_in_play
+from fmquality.domain.case import CatalogItem, TestCase
+from fmquality.language.text import normalize
 
 ITEMS = [
     CatalogItem(asin="US1", title="Monster", price=19.99, currency="USD", title_ja="MONSTER"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.claims import (
+from fmquality.claims.reading import (
     Reading,
     compare_policies,
     conflicting_values,
@@ -14,8 +14,8 @@ from fmquality.claims import (
     stock_claims,
     value_statements,
 )
-from fmquality.models import TestCase
-from fmquality.text import extract_prices, extract_quantities
+from fmquality.domain.case import TestCase
+from fmquality.language.text import extract_prices, extract_quantities
 
 KNOWLEDGE = ("Returns: unopened items can be returned within 15 days of delivery. Damaged items can be returned "
              "within 30 days. Refunds are issued within 5-7 business days after we receive the item. "

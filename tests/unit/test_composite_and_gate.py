@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.composite import combine, error_result
-from fmquality.models import DIMENSIONS, DimensionScore, HardFailure, TestCase
-from fmquality.report import build_report, gate_summary
-from fmquality.rubric import load_rubric
+from fmquality.scoring.composite import combine, error_result
+from fmquality.domain.scores import DIMENSIONS, DimensionScore, HardFailure
+from fmquality.domain.case import TestCase
+from fmquality.report.build import build_report, gate_summary
+from fmquality.config.rubric import load_rubric
 
 RUBRIC = load_rubric()
 

@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from fmquality.evaluate import evaluate_cases
+from fmquality.run.evaluate import evaluate_cases
 from fmquality.judges.base import JudgeOutcome, JudgeVerdict
 from fmquality.judges.concurrency import AimdController
-from fmquality.models import TestCase
+from fmquality.domain.case import TestCase
 
 
 def test_a_throttle_halves_the_limit_once_per_window():

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.dimensions import consistency, factual_accuracy
-from fmquality.evaluate import score_one_dimension
+from fmquality.schemes.mangaassist.consistency import check as consistency
+from fmquality.schemes.mangaassist.factual_accuracy import check as factual_accuracy
+from fmquality.run.evaluate import score_one_dimension
 from fmquality.judges.offline import OfflineJudge, offline_verdict
-from fmquality.models import TestCase
+from fmquality.domain.case import TestCase
 
 from tests.unit.shonen_catalog import CATALOG
 LIST_TURN = (

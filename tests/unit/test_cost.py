@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.composite import combine
-from fmquality.judges.pricing import cost_usd, judge_model_id, usd_estimate
-from fmquality.models import DIMENSIONS, DimensionScore, JudgeUsage, TestCase
-from fmquality.report import build_report
-from fmquality.rubric import ModelPrice, parse_rubric
+from fmquality.scoring.composite import combine
+from fmquality.config.pricing import cost_usd, judge_model_id, usd_estimate
+from fmquality.domain.scores import DIMENSIONS, DimensionScore, JudgeUsage
+from fmquality.domain.case import TestCase
+from fmquality.report.build import build_report
+from fmquality.config.rubric import ModelPrice, parse_rubric
 
 PRICE = ModelPrice(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75)
 
@@ -83,7 +84,7 @@ def test_report_judge_usage_carries_cache_counters_calls_per_case_and_cost():
 
 
 def _rubric_yaml_with_price() -> str:
-    from fmquality.rubric import default_rubric_path
+    from fmquality.config.rubric import default_rubric_path
 
     text = default_rubric_path().read_text(encoding="utf-8")
     marker = "  prices:\n"

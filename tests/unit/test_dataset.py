@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from fmquality.dataset import DatasetError, dataset_json_schema, load_catalog, load_dataset, parse_lines
+from fmquality.domain.errors import DatasetError
+from fmquality.run.dataset import dataset_json_schema, load_catalog, load_dataset, parse_lines
 
 GOOD = {"test_id": "t1", "intent": "faq", "query": "How long do returns take?", "response": "Within 15 days."}
 

@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from fmquality.models import EvaluationResult
-from fmquality.production.config import DriftSettings
+from fmquality.domain.results import EvaluationResult
+from fmquality.config.watch import DriftSettings
 from fmquality.production.drift import (DriftState, alert_message, build_reference, detect_drift,
                                         drift_metric_data, kolmogorov_sf, ks_2samp)
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.dimensions import factual_accuracy as fa
-from fmquality.evaluate import score_one_dimension
-from fmquality.alignment import match_fact, read_units
+from fmquality.schemes.mangaassist.factual_accuracy import check as fa
+from fmquality.run.evaluate import score_one_dimension
+from fmquality.language.alignment import match_fact, read_units
 from fmquality.judges.offline import OfflineJudge, offline_verdict
-from fmquality.models import SUB_SCORES, TestCase
+from fmquality.domain.scores import SUB_SCORES
+from fmquality.domain.case import TestCase
 
 CATALOG = [
     {"asin": "B0HRUZMK01", "title": "Uzumaki", "title_ja": "うずまき", "price": 22.99, "currency": "USD",
@@ -282,7 +283,7 @@ def test_a_fact_in_other_words_and_forms_is_covered(fact, answer):
 def test_the_offline_judge_has_no_number_for_a_sub_score_without_evidence(rubric):
     """Asked directly about prices of a case that states none, the offline judge abstains with the
     reason; a dimension with nothing else scored is unscored, never given a middle score."""
-    from fmquality.dimensions.base import CheckReport, DimensionPlan, finish_dimension
+    from fmquality.scoring.plan import CheckReport, DimensionPlan, finish_dimension
     from fmquality.judges.base import JudgeRequest
 
     case = TestCase(test_id="t", intent="chitchat", query="Hi!", response="Hello! How can I help you today?")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.dimensions import fluency
-from fmquality.evaluate import score_one_dimension
+from fmquality.schemes.mangaassist.fluency import check as fluency
+from fmquality.run.evaluate import score_one_dimension
 from fmquality.judges.offline import OfflineJudge, offline_verdict
-from fmquality.models import TestCase
+from fmquality.domain.case import TestCase
 
 from tests.unit.shonen_catalog import CATALOG
 

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from fmquality.evaluate import evaluate_case, evaluate_cases
-from fmquality.generate import BASE_DELAY_S, MAX_DELAY_S, MAX_RETRY_AFTER_S, backoff_delay, generate
+from fmquality.run.evaluate import evaluate_case, evaluate_cases
+from fmquality.run.generate import BASE_DELAY_S, MAX_DELAY_S, MAX_RETRY_AFTER_S, backoff_delay, generate
 from fmquality.judges.scripted import ScriptedJudge
-from fmquality.models import TestCase
+from fmquality.domain.case import TestCase
 from fmquality.targets import TargetError, TargetReply, TargetSpec
 from fmquality.targets.python_function import PythonTarget
 from fmquality.targets.recorded import RecordedTarget

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.dataset import load_catalog, load_dataset
-from fmquality.models import Intent
-from fmquality.text import extract_prices, has_japanese, loose_key, normalize, same_price, word_count
+from fmquality.run.dataset import load_catalog, load_dataset
+from fmquality.domain.case import Intent
+from fmquality.language.text import extract_prices, has_japanese, loose_key, normalize, same_price, word_count
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = ROOT / "datasets" / "mangaassist"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.dataset import load_catalog, load_dataset
-from fmquality.evaluate import evaluate_cases
+from fmquality.run.dataset import load_catalog, load_dataset
+from fmquality.run.evaluate import evaluate_cases
 from fmquality.judges.offline import OfflineJudge
 from fmquality.judges.scripted import ScriptedJudge
 

@@ -9,13 +9,14 @@ import random
 
 import pytest
 
-from fmquality.claims import Reading
-from fmquality.evaluate import CaseTooLarge, evaluate_case, score_one_dimension
+from fmquality.claims.reading import Reading
+from fmquality.domain.errors import CaseTooLarge
+from fmquality.run.evaluate import evaluate_case, score_one_dimension
 from fmquality.judges.offline import OfflineJudge
-from fmquality.models import TestCase
-from fmquality.money import role_of
-from fmquality.rubric import load_rubric
-from fmquality.text import extract_prices, find_dates, normalize, segment_spans
+from fmquality.domain.case import TestCase
+from fmquality.claims.money import role_of
+from fmquality.config.rubric import load_rubric
+from fmquality.language.text import extract_prices, find_dates, normalize, segment_spans
 
 CATALOG = [{"asin": "B0HRUZMK01", "title": "Uzumaki", "price": 22.99, "availability": "in_stock"},
            {"asin": "B0HRGYOJI1", "title": "Gyo", "price": 14.99, "availability": "out_of_stock"}]
@@ -51,7 +52,7 @@ def test_evidence_past_the_limit_is_named_and_the_scorer_lambda_path_raises():
 
 
 def test_the_shipped_limits_let_every_shipped_answer_through():
-    from fmquality.dataset import load_dataset
+    from fmquality.run.dataset import load_dataset
 
     rubric = load_rubric()
     cases = load_dataset("datasets/mangaassist/golden.jsonl").cases
@@ -90,7 +91,7 @@ def test_overlapping_date_patterns_give_one_date_each():
 
 
 def test_a_run_on_text_is_read_in_bounded_sentences_that_lose_nothing():
-    from fmquality.text import MAX_SENTENCE_CHARS, split_sentences
+    from fmquality.language.text import MAX_SENTENCE_CHARS, split_sentences
 
     text = "Berserk volume one costs twelve dollars, ships fast and is in stock " * 100
     spans = segment_spans(text)
@@ -102,7 +103,7 @@ def test_a_run_on_text_is_read_in_bounded_sentences_that_lose_nothing():
 
 
 def test_claims_are_compared_with_a_bounded_number_of_others():
-    from fmquality.alignment import COMPARED_CLAIMS, comparable_pairs, read_units
+    from fmquality.language.alignment import COMPARED_CLAIMS, comparable_pairs, read_units
 
     units = read_units(" ".join(f"Berserk Vol. {n} is in stock." for n in range(3 * COMPARED_CLAIMS)))
     pairs = comparable_pairs(units, units, lambda u: frozenset({"berserk"}), same_text=True)

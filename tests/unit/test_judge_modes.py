@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.dataset import load_catalog, load_dataset
-from fmquality.dimensions.base import plan_case
-from fmquality.evaluate import evaluate_case, evaluate_cases
+from fmquality.run.dataset import load_catalog, load_dataset
+from fmquality.scoring.plan import plan_case
+from fmquality.run.evaluate import evaluate_case, evaluate_cases
 from fmquality.judges.base import CombinedJudgeRequest, JudgeOutcome, JudgeVerdict
 from fmquality.judges.offline import OfflineJudge
 from fmquality.judges.scripted import COMBINED, ScriptedJudge
-from fmquality.models import DIMENSIONS
+from fmquality.domain.scores import DIMENSIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,7 +77,7 @@ def test_only_the_requested_sub_scores_are_read_from_a_combined_verdict(golden, 
 
     def greedy(request: CombinedJudgeRequest):
         # Scores for every sub-score of every dimension, including those the checks settled.
-        from fmquality.models import SUB_SCORES
+        from fmquality.domain.scores import SUB_SCORES
 
         return {d: JudgeVerdict(sub_scores={n: (1.0 if n in opened.get(d, []) else 0.0) for n in SUB_SCORES[d]},
                                 rationale="greedy") for d in DIMENSIONS}
@@ -128,7 +128,7 @@ def test_a_failed_combined_call_leaves_every_judged_dimension_unscored(golden, r
 
 def test_a_combined_call_is_counted_once_with_its_tokens(golden, rubric):
     from fmquality.judges.base import CombinedJudgeOutcome
-    from fmquality.models import JudgeUsage
+    from fmquality.domain.scores import JudgeUsage
 
     case, opened = case_with_settled_and_open_dimensions(golden, rubric)
 

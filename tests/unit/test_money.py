@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.claims import Reading, price_claims
-from fmquality.dimensions import factual_accuracy as fa
-from fmquality.models import TestCase
-from fmquality.money import AmountsInPlay, check_amounts, table_roles, written_arithmetic
-from fmquality.text import extract_prices, normalize
+from fmquality.claims.reading import Reading, price_claims
+from fmquality.schemes.mangaassist.factual_accuracy import check as fa
+from fmquality.domain.case import TestCase
+from fmquality.claims.money import AmountsInPlay, check_amounts, table_roles, written_arithmetic
+from fmquality.language.text import extract_prices, normalize
 
 CATALOG = [
     {"asin": "B0HORIMIYA1", "title": "Horimiya, Vol. 1", "price": 11.99, "currency": "USD", "availability": "in_stock"},

@@ -2,8 +2,9 @@
 
 from datetime import datetime, timezone
 
-from fmquality.models import EvaluationResult, RunReport
-from fmquality.production.config import WatchConfig, load_watch_config
+from fmquality.domain.results import EvaluationResult
+from fmquality.domain.report import RunReport
+from fmquality.config.watch import WatchConfig, load_watch_config
 from fmquality.production.metrics import evaluation_metric_data, monitor_metric_data
 from fmquality.production.monitor import monitor_status
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.composite import combine
-from fmquality.evaluate import score_one_dimension
+from fmquality.scoring.composite import combine
+from fmquality.run.evaluate import score_one_dimension
 from fmquality.judges.offline import OfflineJudge, offline_verdict, signal_weights
-from fmquality.models import DIMENSIONS, DimensionScore, TestCase
+from fmquality.domain.scores import DIMENSIONS, DimensionScore
+from fmquality.domain.case import TestCase
 
 
 def case(response: str, **fields) -> TestCase:

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.dataset import load_catalog, load_dataset
-from fmquality.dimensions.base import plan_case
+from fmquality.run.dataset import load_catalog, load_dataset
+from fmquality.scoring.plan import plan_case
 from fmquality.judges.offline import SIGNALS, offline_verdict
-from fmquality.judges.offline import japanese
-from fmquality.judges.offline.fluency import english_errors, truncated
-from fmquality.judges.offline.grounding import grounding
-from fmquality.models import TestCase
+from fmquality.language import japanese
+from fmquality.schemes.mangaassist.fluency.signal import english_errors, truncated
+from fmquality.schemes.mangaassist.factual_accuracy.signal import grounding
+from fmquality.domain.case import TestCase
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTICLE = ("The city council voted on Tuesday to build a new library on Main Street. The library will cost "

@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from fmquality.models import EvaluationResult
-from fmquality.paired import compare_arms
-from fmquality.rubric import PairedRules, load_rubric
+from fmquality.domain.results import EvaluationResult
+from fmquality.report.paired import compare_arms
+from fmquality.config.rubric import PairedRules, load_rubric
 
 RUBRIC = load_rubric()
 INTENTS = ("faq", "recommendation", "order_tracking", "chitchat")
@@ -160,7 +160,7 @@ def test_rubric_without_a_paired_block_gets_the_defaults(tmp_path):
 
     import yaml
 
-    from fmquality.rubric import load_rubric as load
+    from fmquality.config.rubric import load_rubric as load
 
     source = Path(__file__).resolve().parents[2] / "datasets" / "rubrics" / "mangaassist-v3.yaml"
     data = yaml.safe_load(source.read_text(encoding="utf-8"))

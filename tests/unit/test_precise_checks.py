@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.dimensions import consistency, factual_accuracy, fluency, relevance
-from fmquality.models import TestCase
+from fmquality.schemes.mangaassist.consistency import check as consistency
+from fmquality.schemes.mangaassist.factual_accuracy import check as factual_accuracy
+from fmquality.schemes.mangaassist.fluency import check as fluency
+from fmquality.schemes.mangaassist.relevance import check as relevance
+from fmquality.domain.case import TestCase
 
 CATALOG = [
     {"asin": "B0CHAINSAW1", "title": "Chainsaw Man, Vol. 1", "price": 11.99, "currency": "USD",

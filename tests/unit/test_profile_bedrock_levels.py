@@ -12,11 +12,11 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from fmquality.evaluate import score_one_dimension
-from fmquality.judges.bedrock import BedrockJudge
-from fmquality.models import TestCase
-from fmquality.profiles.scoring import plan_profile_case
-from fmquality.rubric import load_rubric
+from fmquality.run.evaluate import score_one_dimension
+from fmquality.judges.bedrock.judge import BedrockJudge
+from fmquality.domain.case import TestCase
+from fmquality.schemes.profiles.scoring import plan_profile_case
+from fmquality.config.rubric import load_rubric
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "tests" / "events"
@@ -107,9 +107,9 @@ def test_an_invalid_level_leaves_the_dimension_unscored_with_the_reason(case, ru
 
 def test_mangaassist_prompts_are_unchanged_by_profiles():
     """The MangaAssist judge keeps its own prompt (no tool override, integer levels)."""
-    from fmquality.judges.prompts import build_prompt
+    from fmquality.judges.bedrock.prompts import build_prompt
     from fmquality.judges.base import JudgeRequest
-    from fmquality.dimensions.base import render_case
+    from fmquality.scoring.plan import render_case
 
     manga = load_rubric()
     case = TestCase(test_id="t", intent="faq", query="Can I return a manga?", response="Yes, within 30 days.")

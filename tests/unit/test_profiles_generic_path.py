@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fmquality.cli import EXIT_GATE_FAILED, EXIT_PASSED, main
-from fmquality.composite import combine
-from fmquality.evaluate import score_one_dimension
+from fmquality.cli.main import EXIT_GATE_FAILED, EXIT_PASSED, main
+from fmquality.scoring.composite import combine
+from fmquality.run.evaluate import score_one_dimension
 from fmquality.judges.factory import make_judge
-from fmquality.models import DimensionScore, TestCase
-from fmquality.rubric import RubricError, load_rubric, parse_rubric
+from fmquality.domain.scores import DimensionScore
+from fmquality.domain.case import TestCase
+from fmquality.domain.errors import RubricError
+from fmquality.config.rubric import load_rubric, parse_rubric
 
 ROOT = Path(__file__).resolve().parents[2]
 RA_RUBRIC = ROOT / "datasets" / "rubrics" / "research-agent-v1.yaml"

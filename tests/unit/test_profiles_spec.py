@@ -7,10 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.models import SUB_SCORES, TestCase
-from fmquality.profiles.fields import parse_profile_fields
-from fmquality.profiles.spec import PACKAGE_PROFILES, REPO_PROFILES, ProfileError, available_profiles, load_profile, parse_profile
-from fmquality.rubric import load_rubric
+from fmquality.domain.scores import SUB_SCORES
+from fmquality.domain.case import TestCase
+from fmquality.schemes.profiles.fields import parse_profile_fields
+from fmquality.config.profile import (
+    PACKAGE_PROFILES,
+    REPO_PROFILES,
+    available_profiles,
+    load_profile,
+    parse_profile,
+)
+from fmquality.domain.errors import ProfileError
+from fmquality.config.rubric import load_rubric
 
 
 def test_packaged_profiles_are_the_datasets_profiles():
@@ -77,7 +85,7 @@ def test_invalid_profiles_are_rejected_with_the_field(mutation, fragment):
 def test_field_errors_name_file_line_and_field():
     import json
 
-    from fmquality.dataset import parse_lines
+    from fmquality.run.dataset import parse_lines
 
     line = json.dumps({
         "test_id": "t", "intent": "faq", "query": "q",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.dimensions import relevance
-from fmquality.evaluate import score_one_dimension
+from fmquality.schemes.mangaassist.relevance import check as relevance
+from fmquality.run.evaluate import score_one_dimension
 from fmquality.judges.offline import OfflineJudge, offline_verdict
 from fmquality.judges.scripted import ScriptedJudge
-from fmquality.models import TestCase
+from fmquality.domain.case import TestCase
 
 CATALOG = [
     {"asin": "B0HRUZMK01", "title": "Uzumaki", "title_ja": "うずまき", "title_romaji": "Uzumaki", "price": 22.99,

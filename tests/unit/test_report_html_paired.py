@@ -6,10 +6,10 @@ from __future__ import annotations
 import random
 import re
 
-from fmquality.models import EvaluationResult
-from fmquality.report import build_report
-from fmquality.report_html import render_html
-from fmquality.rubric import load_rubric
+from fmquality.domain.results import EvaluationResult
+from fmquality.report.build import build_report
+from fmquality.report.html import render_html
+from fmquality.config.rubric import load_rubric
 
 RUBRIC = load_rubric()
 INTENTS = ("faq", "chitchat")

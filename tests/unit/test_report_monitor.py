@@ -1,10 +1,11 @@
 """A sampled production run's report carries the monitor status; a golden run's does not."""
 
-from fmquality.composite import combine
-from fmquality.models import DimensionScore, TestCase
-from fmquality.report import build_report
-from fmquality.report_html import render_html
-from fmquality.rubric import load_rubric
+from fmquality.scoring.composite import combine
+from fmquality.domain.scores import DimensionScore
+from fmquality.domain.case import TestCase
+from fmquality.report.build import build_report
+from fmquality.report.html import render_html
+from fmquality.config.rubric import load_rubric
 
 RUBRIC = load_rubric()
 

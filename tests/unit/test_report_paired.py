@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import random
 
-from fmquality.models import EvaluationResult
-from fmquality.report import MAX_TEXT_IN_REPORT, build_report
-from fmquality.rubric import load_rubric
+from fmquality.domain.results import EvaluationResult
+from fmquality.report.build import MAX_TEXT_IN_REPORT, build_report
+from fmquality.config.rubric import load_rubric
 
 RUBRIC = load_rubric()
 INTENTS = ("faq", "recommendation", "order_tracking", "chitchat")

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.profiles.cases import ProfileCase
-from fmquality.profiles.fields import fields_of
-from fmquality.profiles.research_agent import (
+from fmquality.schemes.profiles.cases import ProfileCase
+from fmquality.schemes.profiles.fields import fields_of
+from fmquality.schemes.profiles.research_agent import (
     citation_check,
     completeness_check,
     score_research_case,
     tool_efficiency_check,
 )
-from fmquality.profiles.spec import load_profile
+from fmquality.config.profile import load_profile
 
 PROFILE = load_profile("research-agent")
 SOURCE = ("Municipal libraries in the region lent 4.2 million books in 2022. Digital loans grew by 18 percent "

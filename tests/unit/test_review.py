@@ -2,8 +2,9 @@
 
 import pytest
 
-from fmquality.models import DimensionScore, EvaluationResult
-from fmquality.production.config import ReviewSettings
+from fmquality.domain.scores import DimensionScore
+from fmquality.domain.results import EvaluationResult
+from fmquality.config.watch import ReviewSettings
 from fmquality.production.review import (LocalReviewQueue, apply_verdicts, export_text, judge_agreement,
                                          parse_verdicts, quadratic_weighted_kappa, select_for_review)
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fmquality.models import Intent
-from fmquality.rubric import RubricError, default_rubric_path, load_rubric, parse_rubric
+from fmquality.domain.case import Intent
+from fmquality.domain.errors import RubricError
+from fmquality.config.rubric import default_rubric_path, load_rubric, parse_rubric
 
 DESIGN_TABLE = {  # DESIGN.md section 5
     "recommendation": (0.40, 0.20, 0.20, 0.20, 0.75),

@@ -2,7 +2,7 @@
 
 from datetime import date, datetime, timedelta, timezone
 
-from fmquality.dataset import parse_lines
+from fmquality.run.dataset import parse_lines
 from fmquality.production.capture import TurnRecord
 from fmquality.production.sample import dataset_text, stratified_sample
 

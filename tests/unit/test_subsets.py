@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.models import TestCase
-from fmquality.subsets import (
+from fmquality.domain.case import TestCase
+from fmquality.run.subsets import (
     KB_REFRESH_FILTER,
     Filter,
-    FilterError,
     apply_filter,
     distribution,
     filter_from_input,
     parse_filter,
 )
+from fmquality.domain.errors import FilterError
 
 
 def _case(test_id, intent="faq", locale="en-US", tags=(), complexity=None):

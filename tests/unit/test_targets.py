@@ -16,7 +16,7 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
-from fmquality.models import TestCase
+from fmquality.domain.case import TestCase
 from fmquality.targets import MAX_SSM_HOPS, TargetError, TargetSpec, make_target, request_for, resolve_spec
 from fmquality.targets.bedrock import BedrockTarget, LoadedBundle, PromptBundle, bundle_from_prompt, load_bundle
 from fmquality.targets.http_endpoint import HttpTarget, retry_after_seconds

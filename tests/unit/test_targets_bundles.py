@@ -11,17 +11,11 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from fmquality.generate import generate
-from fmquality.models import TestCase
+from fmquality.run.generate import generate
+from fmquality.domain.case import TestCase
 from fmquality.targets import TargetSpec, make_target
-from fmquality.targets.bedrock import (
-    BundleRejected,
-    ConversationRejected,
-    UnsupportedPromptTemplate,
-    bundle_from_prompt,
-    load_bundle,
-    normalise_messages,
-)
+from fmquality.domain.errors import BundleRejected, ConversationRejected, UnsupportedPromptTemplate
+from fmquality.targets.bedrock import bundle_from_prompt, load_bundle, normalise_messages
 
 MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 PROMPT_ARN = "arn:aws:bedrock:us-east-1:123456789012:prompt/PROMPT12AB"

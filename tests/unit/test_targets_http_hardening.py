@@ -12,9 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from fmquality.models import TestCase
+from fmquality.domain.case import TestCase
 from fmquality.targets import TargetError, TargetSpec, make_target
-from fmquality.targets.http_endpoint import HeaderConfig, HeaderSecretRefused, HttpTarget, header_config
+from fmquality.targets.http_endpoint import HeaderConfig, HttpTarget, header_config
+from fmquality.domain.errors import HeaderSecretRefused
 
 
 def make_case() -> TestCase:

@@ -14,13 +14,13 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from fmquality.evaluate import evaluate_case
-from fmquality.generate import generate
+from fmquality.run.evaluate import evaluate_case
+from fmquality.run.generate import generate
 from fmquality.judges.scripted import ScriptedJudge
-from fmquality.models import TestCase
-from fmquality.report import build_report
-from fmquality.report_html import render_html
-from fmquality.rubric import GenerationRules
+from fmquality.domain.case import TestCase
+from fmquality.report.build import build_report
+from fmquality.report.html import render_html
+from fmquality.config.rubric import GenerationRules
 from fmquality.targets import TargetReply, TargetSpec, make_target
 from fmquality.targets.http_endpoint import parse_reply
 from fmquality.targets.python_function import PythonTarget

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality import text
-from fmquality.alignment import concept_tokens
+from fmquality.language import text
+from fmquality.language.alignment import concept_tokens
 
 
 def test_japanese_is_segmented_into_words_not_split_on_spaces():

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.profiles.cases import ProfileCase
-from fmquality.profiles.fields import fields_of
-from fmquality.profiles.tool_use import (
+from fmquality.schemes.profiles.cases import ProfileCase
+from fmquality.schemes.profiles.fields import fields_of
+from fmquality.schemes.profiles.tool_use import (
     error_handling_check,
     error_handling_signal,
     grade_distribution,
@@ -16,7 +16,7 @@ from fmquality.profiles.tool_use import (
     score_tool_case,
     tool_usage_check,
 )
-from fmquality.profiles.spec import load_profile
+from fmquality.config.profile import load_profile
 
 PROFILE = load_profile("tool-use")
 LOOKUP = {"name": "lookup_ticket", "arguments": {"ticket": "T-88", "limit": 5}, "result": {"state": "open"}}

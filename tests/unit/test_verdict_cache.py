@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from fmquality.dimensions.base import render_case
-from fmquality.evaluate import evaluate_case
+from fmquality.scoring.plan import render_case
+from fmquality.run.evaluate import evaluate_case
 from fmquality.judges.base import CombinedJudgeRequest, JudgeOutcome, JudgeRequest
-from fmquality.judges.bedrock import BedrockJudge
+from fmquality.judges.bedrock.judge import BedrockJudge
 from fmquality.judges.cache import CachingJudge, LocalVerdictStore, verdict_cache_key
 from fmquality.judges.offline import OfflineJudge
 from fmquality.judges.scripted import COMBINED, ScriptedJudge
-from fmquality.models import TestCase
+from fmquality.domain.case import TestCase
 
 MODEL_ID = "anthropic.claude-3-7-sonnet-20250219-v1:0"
 

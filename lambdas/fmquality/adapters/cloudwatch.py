@@ -18,7 +18,9 @@ from datetime import datetime, timezone
 from statistics import fmean
 from typing import Any
 
-from fmquality.models import DIMENSIONS, EvaluationResult, RunReport
+from fmquality.domain.scores import DIMENSIONS
+from fmquality.domain.results import EvaluationResult
+from fmquality.domain.report import RunReport
 
 NAMESPACE = "MangaAssist/Evaluation"
 # PutMetricData accepts up to 1000 datums per call; stay well below it.

@@ -34,16 +34,16 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-from fmquality.catalog_index import title_keys
-from fmquality.models import CatalogItem, EvaluationResult
+from fmquality.language.catalog_index import title_keys
+from fmquality.domain.case import CatalogItem
+from fmquality.domain.results import EvaluationResult
+from fmquality.domain.errors import CatalogLoadError, RunExists
 
 GSI1 = "gsi1"
 RUN_SK = "RUN"
 BASELINE_SK = "BASELINE"
 
 
-class RunExists(ValueError):
-    """A run id that is registered already."""
 RESULT_PREFIX = "RESULT#"
 CONTROL_PREFIX = "CONTROL#"
 # A paired run keeps each arm under its own sort-key prefix: the candidate's keys are the ones every
@@ -92,10 +92,6 @@ def catalog_ref_version(ref: str) -> str:
     if version != "latest" and not (version and _CATALOG_VERSION.match(version)):
         raise ValueError(f"expected dynamodb:latest or dynamodb:<version> (YYYY-MM-DD[.N]), got {ref!r}")
     return version
-
-
-class CatalogLoadError(RuntimeError):
-    """A catalog load stopped before its META and pointer were written; the snapshot never became current."""
 
 
 def _now_iso() -> str:

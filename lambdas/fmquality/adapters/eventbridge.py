@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from fmquality.domain.errors import EventPublishError
 
 SOURCE = "fmquality"
 EVALUATION_COMPLETED = "EvaluationCompleted"
-
-
-class EventPublishError(RuntimeError):
-    """EventBridge accepted the call but refused the entry."""
 
 
 class EventPublisher:

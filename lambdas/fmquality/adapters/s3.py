@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 from urllib.parse import urlparse
+from fmquality.domain.errors import S3ObjectExists, S3ObjectNotFound
 
 ITEMS = "items.json"
 REJECTED = "rejected.jsonl"
@@ -27,10 +28,6 @@ RESULTS = "results.jsonl"
 CONTROL_RESULTS = "control_results.jsonl"
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
-
-
-class S3ObjectNotFound(LookupError):
-    """The object (or its bucket) does not exist; the message names the s3:// URI."""
 
 
 def parse_s3_uri(uri: str) -> tuple[str, str]:
@@ -52,10 +49,6 @@ def run_key(run_id: str, name: str) -> str:
 
 def baseline_key(dataset_id: str, run_id: str) -> str:
     return f"baselines/{dataset_id}/{run_id}/{REPORT_JSON}"
-
-
-class S3ObjectExists(ValueError):
-    """A write-once object exists already."""
 
 
 class S3Store:

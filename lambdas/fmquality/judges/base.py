@@ -22,14 +22,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from fmquality.models import JudgeUsage, TestCase
+from fmquality.domain.scores import JudgeUsage
+from fmquality.domain.case import TestCase
 
 if TYPE_CHECKING:
-    from fmquality.rubric import Rubric
-
-
-class JudgeThrottled(RuntimeError):
-    """The judge service throttled us after every retry. Step Functions retries on this name."""
+    from fmquality.config.rubric import Rubric
 
 
 class JudgeRequest(BaseModel):

@@ -45,10 +45,10 @@ from fmquality.judges.base import (
     canonical_request_json,
     supports_combined,
 )
-from fmquality.models import JudgeUsage
+from fmquality.domain.scores import JudgeUsage
 
 if TYPE_CHECKING:
-    from fmquality.rubric import Rubric
+    from fmquality.config.rubric import Rubric
 
 logger = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from fmquality.judges.offline import OfflineJudge
 from fmquality.judges.scripted import ScriptedJudge
 
 if TYPE_CHECKING:
-    from fmquality.judges.bedrock import BedrockJudge
-    from fmquality.rubric import Rubric
+    from fmquality.judges.bedrock.judge import BedrockJudge
+    from fmquality.config.rubric import Rubric
 
 JUDGE_NAMES = ("offline", "bedrock", "scripted")
 
@@ -32,11 +32,11 @@ def make_judge(
         return ScriptedJudge(model_id=model_id) if model_id else ScriptedJudge()
     if name == "bedrock":
         # Imported here so the offline and scripted paths never load the Bedrock code.
-        from fmquality.judges.bedrock import BedrockJudge
+        from fmquality.judges.bedrock.judge import BedrockJudge
 
         if not model_id:
             if rubric is None:
-                from fmquality.rubric import load_rubric
+                from fmquality.config.rubric import load_rubric
 
                 rubric = load_rubric()
             model_id = rubric.judge.model_id

@@ -16,7 +16,7 @@ from fmquality.judges.base import (
 )
 
 if TYPE_CHECKING:
-    from fmquality.rubric import Rubric
+    from fmquality.config.rubric import Rubric
 
 # A script entry is a verdict, an error message (the judge failed), or a function of the request.
 ScriptEntry = Union[JudgeVerdict, str, Callable[[JudgeRequest], Union[JudgeVerdict, str]]]

@@ -20,8 +20,9 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from fmquality.models import CatalogItem, Intent, Message, PageContext, check_locale
+from fmquality.domain.case import CatalogItem, Intent, Message, PageContext, check_locale
 from fmquality.production.redact import Redactor, decode_bytes, order_key_from_environment, refused_envelope
+from fmquality.domain.errors import CaptureError
 
 TURNS_PREFIX = "production/turns/"
 SCHEMA_VERSION = 1
@@ -86,12 +87,6 @@ def redact_record(turn: TurnRecord | Mapping[str, Any], redactor: Redactor) -> T
 
 def record_line(turn: TurnRecord) -> bytes:
     return (turn.model_dump_json(exclude_none=True) + "\n").encode("utf-8")
-
-
-class CaptureError(RuntimeError):
-    def __init__(self, message: str, failed_turn_ids: list[str]) -> None:
-        super().__init__(message)
-        self.failed_turn_ids = failed_turn_ids
 
 
 class CaptureClient:

@@ -27,8 +27,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from fmquality.models import DIMENSIONS, EvaluationResult
-from fmquality.production.config import DriftSettings
+from fmquality.domain.scores import DIMENSIONS
+from fmquality.domain.results import EvaluationResult
+from fmquality.config.watch import DriftSettings
 
 COMPOSITE = "composite"
 MEASURES: tuple[str, ...] = (COMPOSITE, *DIMENSIONS)

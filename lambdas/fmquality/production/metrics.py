@@ -19,7 +19,8 @@ from datetime import datetime, timezone
 from statistics import fmean
 from typing import Any
 
-from fmquality.models import EvaluationResult, RunReport
+from fmquality.domain.results import EvaluationResult
+from fmquality.domain.report import RunReport
 from fmquality.production.monitor import STATUS_CODES, MonitorBlock
 
 _MAX_VALUES = 150  # PutMetricData: at most 150 distinct values in one datum

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from fmquality.models import EvaluationResult
-from fmquality.production.config import MonitorThresholds, WatchConfig
+from fmquality.domain.results import EvaluationResult
+from fmquality.config.watch import MonitorThresholds, WatchConfig
 
 Status = Literal["healthy", "warning", "critical", "insufficient_data"]
 STATUS_CODES: dict[str, int] = {"healthy": 0, "warning": 1, "critical": 2, "insufficient_data": 3}

@@ -65,6 +65,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from fmquality.domain.errors import RedactionKeyMissing
 
 ORDER_TOKEN_PREFIX = "ord_"
 TURN_TOKEN_PREFIX = "turn_"
@@ -267,10 +268,6 @@ _DROP = object()
 # HMAC domains: a turn id, a session id and an order id of the same text never share a token.
 _TURN_DOMAIN = b"turn_id\x00"
 _SESSION_DOMAIN = b"session_id\x00"
-
-
-class RedactionKeyMissing(RuntimeError):
-    """No order-id hashing key: refusing to store order ids in a recoverable form."""
 
 
 def luhn_valid(digits: str) -> bool:

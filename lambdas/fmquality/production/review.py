@@ -38,9 +38,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from fmquality.calibration import cohen_kappa
-from fmquality.models import DIMENSIONS, EvaluationResult, Kappa
-from fmquality.production.config import ReviewSettings
+from fmquality.run.calibrate import cohen_kappa
+from fmquality.domain.scores import DIMENSIONS
+from fmquality.domain.results import EvaluationResult
+from fmquality.domain.report import Kappa
+from fmquality.config.watch import ReviewSettings
 
 REVIEW_PK_PREFIX = "REVIEW#"
 REVIEW_SK_PREFIX = "ITEM#"

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from fmquality.dataset import parse_lines
+from fmquality.run.dataset import parse_lines
 from fmquality.production.capture import TurnRecord, parse_turn_lines, redact_record
 from fmquality.production.redact import Redactor
 

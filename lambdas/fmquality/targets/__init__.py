@@ -11,19 +11,13 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from fmquality.targets.aws import ClientFactory, default_client_factory, target_error
-from fmquality.targets.base import (
-    RECORDED,
-    Target,
-    TargetError,
-    TargetReply,
-    TargetRequest,
-    TargetSpec,
-    request_for,
-)
-from fmquality.targets.policy import TargetKindRefused, allowed_target_kinds, check_target_kind
+from fmquality.targets.base import RECORDED, Target, TargetReply, TargetRequest, TargetSpec, request_for
+from fmquality.domain.errors import TargetError
+from fmquality.domain.errors import TargetKindRefused
+from fmquality.targets.policy import allowed_target_kinds, check_target_kind
 
 if TYPE_CHECKING:
-    from fmquality.rubric import Rubric
+    from fmquality.config.rubric import Rubric
 
 MAX_SSM_HOPS = 3
 

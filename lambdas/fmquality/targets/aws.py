@@ -20,7 +20,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from fmquality.targets.base import TargetError
+from fmquality.domain.errors import TargetError
 
 ClientFactory = Callable[[str], Any]
 

@@ -28,7 +28,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from fmquality.models import GenerationUsage, Message, PageContext, TestCase
+from fmquality.domain.results import GenerationUsage
+from fmquality.domain.case import Message, PageContext, TestCase
 
 TargetKind = Literal["recorded", "bedrock", "lambda", "http", "python", "ssm"]
 RECORDED = "recorded"
@@ -36,18 +37,6 @@ DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
 # A chatbot that proxies an OpenAI-style API says ``finish_reason``; these name the same stops as
 # Converse's ``stopReason`` does, which is what the rubric's ``generation.incomplete_stop_reasons`` lists.
 STOP_REASON_SYNONYMS = {"length": "max_tokens", "content_filter": "content_filtered"}
-
-
-class TargetError(RuntimeError):
-    """A generation that failed. ``retryable`` failures (throttling, timeouts, 429 and 5xx) are tried
-    again with full-jitter backoff; the others are final at once."""
-
-    def __init__(self, message: str, *, retryable: bool = False, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
-        self.retryable = retryable
-        # What the target asked for (an HTTP Retry-After); generate() waits that long, capped, instead
-        # of its own jittered pause.
-        self.retry_after_s = retry_after_s
 
 
 class TargetSpec(BaseModel):

@@ -43,14 +43,18 @@ from jinja2 import StrictUndefined, TemplateError, meta
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from fmquality.judges.pricing import cost_usd
-from fmquality.models import GenerationUsage, JudgeUsage, TestCase
+from fmquality.config.pricing import cost_usd
+from fmquality.domain.results import GenerationUsage
+from fmquality.domain.scores import JudgeUsage
+from fmquality.domain.case import TestCase
 from fmquality.targets.aws import ClientFactory, default_client_factory, target_error
-from fmquality.targets.base import TargetError, TargetReply, TargetSpec
-from fmquality.yamldoc import yaml_mapping
+from fmquality.domain.errors import TargetError
+from fmquality.targets.base import TargetReply, TargetSpec
+from fmquality.config.yamldoc import yaml_mapping
+from fmquality.domain.errors import BundleRejected, ConversationRejected, UnsupportedPromptTemplate
 
 if TYPE_CHECKING:
-    from fmquality.rubric import ModelPrice
+    from fmquality.config.rubric import ModelPrice
 
 # GetPrompt's promptVersion: DRAFT or a number of 1 to 5 digits, not all zeros.
 PROMPT_VERSION = re.compile(r"^(?:DRAFT|(?=[0-9]{1,5}$)[0-9]*[1-9][0-9]*)$")
@@ -58,18 +62,6 @@ PROMPT_ARN = re.compile(r"^(arn:aws[a-z-]*:bedrock:[a-z0-9-]+:\d{12}:prompt/[0-9
 PriceLookup = Callable[[str | None], "ModelPrice | None"]
 # What a template may use: what the chatbot's retrieval gives it for this turn, and the turn's query.
 TEMPLATE_VARIABLES = frozenset({"catalog", "retrieved_chunks", "page_context", "locale", "query"})
-
-
-class BundleRejected(ValueError):
-    """A bundle that cannot be used: every case would fail the same way, so the run stops first."""
-
-
-class UnsupportedPromptTemplate(BundleRejected):
-    """A Prompt Management (or bundle chat) template construct this mapping to Converse cannot carry."""
-
-
-class ConversationRejected(TargetError):
-    """A case whose conversation leaves nothing valid to send to Converse (final, not retried)."""
 
 
 class InferenceConfig(BaseModel):

@@ -40,9 +40,11 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
-from fmquality.models import TestCase
+from fmquality.domain.case import TestCase
 from fmquality.targets.aws import ClientFactory, target_error
-from fmquality.targets.base import TargetError, TargetReply, TargetSpec, request_for
+from fmquality.domain.errors import TargetError
+from fmquality.targets.base import TargetReply, TargetSpec, request_for
+from fmquality.domain.errors import HeaderSecretRefused
 
 VERSION_HEADER = "X-Chatbot-Version"
 MAX_RETRY_AFTER_S = 30.0
@@ -50,10 +52,6 @@ ERROR_BODY_CHARS = 200
 READ_CHUNK_BYTES = 64 * 1024
 HEADER_CONFIG_KEYS = {"allowed_hosts", "headers"}
 HEADER_CONFIG_SHAPE = '{"allowed_hosts": ["<host>[:<port>]", ...], "headers": {"<Header-Name>": "<value>", ...}}'
-
-
-class HeaderSecretRefused(ValueError):
-    """Header credentials that would go to a host they are not bound to, or that name no host at all."""
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from fmquality.models import TestCase
+from fmquality.domain.case import TestCase
 from fmquality.targets.aws import ClientFactory, default_client_factory, target_error
-from fmquality.targets.base import TargetError, TargetReply, TargetSpec, request_for
+from fmquality.domain.errors import TargetError
+from fmquality.targets.base import TargetReply, TargetSpec, request_for
 from fmquality.targets.http_endpoint import parse_reply
 
 ERROR_CHARS = 300

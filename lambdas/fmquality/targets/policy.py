@@ -20,15 +20,12 @@ import os
 from collections.abc import Mapping
 
 from fmquality.targets.base import TargetSpec
+from fmquality.domain.errors import TargetKindRefused
 
 ALLOWED_KINDS_ENV = "ALLOWED_TARGET_KINDS"
 KIND_NAMES = ("recorded", "bedrock", "lambda", "http", "https", "python")
 DEFAULT_ALLOWED = frozenset({"recorded", "bedrock", "lambda", "http", "https"})
 LOCAL_ENGINE = "stepfunctions-local"
-
-
-class TargetKindRefused(ValueError):
-    """A target whose kind this deployment does not accept (the Lambda error name Step Functions shows)."""
 
 
 def allowed_target_kinds(environ: Mapping[str, str] | None = None) -> frozenset[str]:

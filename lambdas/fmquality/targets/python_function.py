@@ -10,8 +10,9 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from fmquality.models import TestCase
-from fmquality.targets.base import TargetError, TargetReply, TargetSpec, request_for
+from fmquality.domain.case import TestCase
+from fmquality.domain.errors import TargetError
+from fmquality.targets.base import TargetReply, TargetSpec, request_for
 from fmquality.targets.http_endpoint import reply_from_object
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from fmquality.models import TestCase
-from fmquality.targets.base import RECORDED, TargetError, TargetReply, TargetSpec
+from fmquality.domain.case import TestCase
+from fmquality.targets.base import RECORDED, TargetReply, TargetSpec
+from fmquality.domain.errors import TargetError
 
 
 class RecordedTarget:

@@ -30,13 +30,16 @@ from fmquality.judges.base import (
     JudgeVerdict,
     canonical_request_json,
 )
-from fmquality.judges.offline import consistency, fluency, grounding, relevance
-from fmquality.judges.offline.grounding import Abstain, Signal
-from fmquality.claims import grader_address, without_grader_address
-from fmquality.models import TestCase
+from fmquality.schemes.mangaassist.consistency import signal as consistency
+from fmquality.schemes.mangaassist.fluency import signal as fluency
+from fmquality.schemes.mangaassist.factual_accuracy import signal as grounding
+from fmquality.schemes.mangaassist.relevance import signal as relevance
+from fmquality.schemes.mangaassist.factual_accuracy.signal import Abstain, Signal
+from fmquality.claims.reading import grader_address, without_grader_address
+from fmquality.domain.case import TestCase
 
 if TYPE_CHECKING:
-    from fmquality.rubric import Rubric
+    from fmquality.config.rubric import Rubric
 
 SIGNALS: dict[str, Callable[[TestCase, "Rubric"], Signal]] = {
     "intent_relevance": lambda case, rubric: relevance.intent_relevance(case),
@@ -117,7 +120,7 @@ class OfflineJudge:
 
     def judge(self, request: JudgeRequest, rubric: "Rubric") -> JudgeOutcome:
         if rubric.profile_spec.scorer is not None:
-            from fmquality.profiles.scoring import offline_verdict as profile_verdict
+            from fmquality.schemes.profiles.scoring import offline_verdict as profile_verdict
 
             verdict = profile_verdict(request.case, rubric.profile_spec, request.dimension, list(request.sub_scores))
             return JudgeOutcome(verdict=verdict, calls=0)

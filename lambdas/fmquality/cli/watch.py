@@ -1,0 +1,258 @@
+"""`fmquality sample | drift | review export | review import`: the production watch, locally.
+
+Exit codes as the main CLI: 0 fine, 1 drift flagged, 2 bad input or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FLAGGED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _err(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def register(sub: Any) -> None:
+    """Add the watch's subcommands to the main parser's subparsers."""
+    sample = sub.add_parser("sample", help="stratified sample of captured production turns as a dataset")
+    sample.add_argument("--turns", nargs="+", required=True, help="turn files or folders (JSON Lines, Firehose objects)")
+    sample.add_argument("--from", dest="day_from", required=True, help="first day (YYYY-MM-DD, UTC)")
+    sample.add_argument("--to", dest="day_to", required=True, help="last day (YYYY-MM-DD, UTC), inclusive")
+    sample.add_argument("--out", required=True, help="dataset JSONL to write")
+    sample.add_argument("--rate", type=float, help="share of the window's turns (default: the rubric's production.sampling, 0.01)")
+    sample.add_argument("--min-per-stratum", type=int, help="minimum per intent x locale (default: the rubric's production.sampling, 30)")
+    sample.add_argument("--seed", type=int, help="sampling seed (default: the rubric's production.sampling)")
+    sample.add_argument("--watch-config", help="rubric YAML whose production section to use (default: the shipped rubric)")
+
+    drift = sub.add_parser("drift", help="CUSUM and KS drift of run folders against reference run folders")
+    drift.add_argument("--runs", nargs="+", required=True, help="run folders (results.jsonl, report.json), in order")
+    drift.add_argument("--reference", nargs="+", required=True, help="reference run folders")
+    drift.add_argument("--state", help="drift state JSON to read and update (CUSUM carried across invocations)")
+    drift.add_argument("--watch-config", help="watch settings YAML")
+    drift.add_argument("--json", action="store_true", help="print the drift reports as JSON")
+
+    review = sub.add_parser("review", help="human review queue: export items, import verdicts")
+    rsub = review.add_subparsers(dest="review_command", required=True)
+    export = rsub.add_parser("export", help="write the run's review queue as CSV or JSONL")
+    export.add_argument("--run", help="run id (required with --table; default with --run-dir: its report's)")
+    export.add_argument("--format", choices=["csv", "jsonl"], default="csv")
+    export.add_argument("--out", required=True)
+    _queue_options(export)
+    imp = rsub.add_parser("import", help="read reviewer verdicts (CSV or JSONL) into the queue; print kappa")
+    imp.add_argument("file")
+    imp.add_argument("--run", help="run id (required with --table when the file has no run_id column)")
+    _queue_options(imp)
+
+
+def _queue_options(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--run-dir", default=None, help="local run folder (queue: review.jsonl; default runs/latest)")
+    where.add_argument("--table", help="evaluation table (AWS): queue items REVIEW#<run_id>")
+    parser.add_argument("--watch-config", help="watch settings YAML")
+
+
+COMMANDS = ("sample", "drift", "review")
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    from fmquality.domain.errors import WatchConfigError
+
+    try:
+        if args.command == "sample":
+            return cmd_sample(args)
+        if args.command == "drift":
+            return cmd_drift(args)
+        if args.command == "review":
+            return cmd_review_export(args) if args.review_command == "export" else cmd_review_import(args)
+    except (WatchConfigError, FileNotFoundError, ValueError) as exc:
+        _err(f"error: {exc}")
+        return EXIT_BAD_INPUT
+    raise ValueError(f"unknown command {args.command}")
+
+
+def _config(args: argparse.Namespace):
+    from fmquality.config.watch import load_watch_config
+
+    return load_watch_config(args.watch_config) if getattr(args, "watch_config", None) else load_watch_config()
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from fmquality.production.sample import dataset_text, read_turn_files, stratified_sample
+
+    config = _config(args).sampling
+    try:
+        day_from, day_to = date.fromisoformat(args.day_from), date.fromisoformat(args.day_to)
+    except ValueError as exc:
+        _err(f"error: --from/--to: {exc}")
+        return EXIT_BAD_INPUT
+    if day_to < day_from:
+        _err("error: --to is before --from")
+        return EXIT_BAD_INPUT
+    redactor = _sample_redactor()
+    turns, errors = read_turn_files(args.turns)
+    for e in errors[:20]:
+        _err(f"skipped: {e}")
+    sampled, summary = stratified_sample(
+        turns, rate=args.rate if args.rate is not None else config.rate,
+        min_per_stratum=args.min_per_stratum if args.min_per_stratum is not None else config.min_per_stratum,
+        seed=args.seed if args.seed is not None else config.seed, day_from=day_from, day_to=day_to)
+    if not sampled:
+        _err(f"error: no turn between {day_from} and {day_to}")
+        return EXIT_BAD_INPUT
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(dataset_text(sampled, redactor), encoding="utf-8")
+    print(f"{summary.sampled} of {summary.population} turns ({summary.sampled / summary.population:.1%}) "
+          f"from {summary.window_from} to {summary.window_to} -> {out}")
+    print(f"{'intent':18s} {'locale':7s} {'turns':>7s} {'sampled':>8s}")
+    for s in summary.strata:
+        print(f"{s.intent:18s} {s.locale:7s} {s.population:7d} {s.sampled:8d}")
+    if errors:
+        _err(f"{len(errors)} bad turn line(s) skipped")
+    return EXIT_OK
+
+
+def _sample_redactor():
+    """The redaction of ``fmquality sample``: a turn file may come straight from a producer. Keyed like
+    the stream (ORDER_HASH_SECRET_ID or FMQ_ORDER_HASH_KEY), so stored turns keep their tokens; with
+    no key, a one-off random key (tokens then match nothing outside this sample) and a note."""
+    import os
+    import secrets
+
+    from fmquality.production.redact import ORDER_KEY_SECRET_ENV, Redactor, order_key_from_environment
+    from fmquality.domain.errors import RedactionKeyMissing
+
+    client = None
+    if os.environ.get(ORDER_KEY_SECRET_ENV):
+        import boto3
+
+        client = boto3.client("secretsmanager")
+    try:
+        return Redactor(order_key_from_environment(secrets_client=client))
+    except RedactionKeyMissing:
+        _err("note: no FMQ_ORDER_HASH_KEY or ORDER_HASH_SECRET_ID: turn, session and order ids in the sample are "
+             "hashed under a one-off key (ids already stored as tokens are kept)")
+        return Redactor(secrets.token_bytes(32))
+    except Exception as exc:  # noqa: BLE001 - Secrets Manager unreachable: a usage error, not a traceback
+        raise ValueError(f"cannot read the hashing key from {ORDER_KEY_SECRET_ENV}: {type(exc).__name__}") from None
+
+
+def _load_run(folder: str):
+    from fmquality.report.build import load_report, load_results
+
+    path = Path(folder)
+    return load_report(path / "report.json"), load_results(path / "results.jsonl")
+
+
+def cmd_drift(args: argparse.Namespace) -> int:
+    from fmquality.production.drift import DriftState, build_reference, detect_drift
+    from fmquality.production.monitor import monitor_status
+
+    config = _config(args)
+    reference_runs = [_load_run(f) for f in args.reference]
+    reference = build_reference([r for _, r in reference_runs], config.drift, [rep.run_id for rep, _ in reference_runs])
+    state_path = Path(args.state) if args.state else None
+    state = DriftState.model_validate_json(state_path.read_text(encoding="utf-8")) \
+        if state_path and state_path.is_file() else DriftState()
+    flagged_any = False
+    reports = []
+    for folder in args.runs:
+        report, results = _load_run(folder)
+        drift, state = detect_drift(results, reference, state, config.drift, report.run_id)
+        monitor = monitor_status(results, config)
+        reports.append({"run_id": report.run_id, "drift": drift.model_dump(mode="json"),
+                        "monitor": monitor.model_dump(mode="json")})
+        flagged_any = flagged_any or bool(drift.flagged)
+        if not args.json:
+            print(f"run {report.run_id}: monitor {monitor.status} (pass rate {monitor.overall.pass_rate})")
+            for s in drift.strata:
+                comp = s.measures.get("composite")
+                if not s.tested:
+                    print(f"  {s.intent:18s} {s.locale:7s} not tested: {s.note}")
+                    continue
+                ks = f"KS D={s.ks.statistic:.3f} p={s.ks.p_value:.2g}" if s.ks else "KS n/a"
+                shift = f"{comp.shift:+.3f}" if comp else "n/a (no composite)"
+                print(f"  {s.intent:18s} {s.locale:7s} n={s.items:3d} shift {shift} CUSUM {s.cusum:6.2f} "
+                      f"sigma {ks} {'DRIFT ' + ','.join(s.reasons) if s.flag else ''}".rstrip())
+    if state_path:
+        state_path.write_text(state.model_dump_json(indent=1), encoding="utf-8")
+    if args.json:
+        print(json.dumps(reports, indent=1, ensure_ascii=False))
+    return EXIT_FLAGGED if flagged_any else EXIT_OK
+
+
+def _queue(args: argparse.Namespace):
+    from fmquality.production.review import DynamoReviewQueue, LocalReviewQueue
+
+    if args.table:
+        if not args.run and getattr(args, "review_command", "") == "export":
+            raise ValueError("--run is required with --table")
+        return DynamoReviewQueue(args.table), args.run
+    run_dir = Path(args.run_dir or "runs/latest")
+    queue = LocalReviewQueue(run_dir)
+    run_id = args.run
+    if not queue.exists():
+        # First export of a local run: build its queue from results.jsonl.
+        from fmquality.production.review import select_for_review
+
+        report, results = _load_run(str(run_dir))
+        run_id = run_id or report.run_id
+        queue.add(select_for_review(results, _config(args).review, run_id))
+    elif run_id is None and (run_dir / "report.json").is_file():
+        from fmquality.report.build import load_report
+
+        run_id = load_report(run_dir / "report.json").run_id
+    return queue, run_id
+
+
+def cmd_review_export(args: argparse.Namespace) -> int:
+    from fmquality.production.review import export_text
+
+    queue, run_id = _queue(args)
+    items = queue.items(run_id)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(export_text(items, args.format).encode("utf-8"))  # as built: no newline translation
+    pending = sum(1 for i in items if i.status == "pending")
+    print(f"{len(items)} review item(s) of run {run_id} ({pending} pending) -> {out}")
+    return EXIT_OK
+
+
+def _print_agreement(agreement) -> None:
+    print(f"reviewed {agreement.reviewed}, pending {agreement.pending}")
+    for s in agreement.subsets:
+        k = s.pass_fail
+        value = f"{k.value:.3f}" if k.value is not None else f"n/a ({k.undefined_reason})"
+        dims = ", ".join(f"{d} {w.value:.3f}" if w.value is not None else f"{d} n/a" for d, w in s.dimensions.items())
+        print(f"  {s.subset:22s} n={s.reviewed:3d} kappa {value}" + (f"; weighted: {dims}" if dims else ""))
+
+
+def cmd_review_import(args: argparse.Namespace) -> int:
+    from fmquality.production.review import apply_verdicts, judge_agreement, parse_verdicts
+
+    verdicts, errors, blank = parse_verdicts(args.file)
+    queue, run_id = _queue(args)
+    run_ids = {v.run_id for v in verdicts if v.run_id} or ({run_id} if run_id else set())
+    if not run_ids:
+        raise ValueError("the file has no run_id column: give --run")
+    items = [i for r in sorted(run_ids) for i in queue.items(r)]
+    updated, more = apply_verdicts(items, verdicts, args.file)
+    problems = errors + more
+    if problems:
+        for p in problems:
+            _err(str(p))
+        _err(f"{len(problems)} problem(s): nothing imported")
+        return EXIT_BAD_INPUT
+    queue.update(updated)
+    print(f"imported {len(updated)} verdict(s) from {args.file} ({blank} row(s) left blank)")
+    for r in sorted(run_ids):
+        print(f"run {r}:")
+        _print_agreement(judge_agreement(queue.items(r)))
+    return EXIT_OK

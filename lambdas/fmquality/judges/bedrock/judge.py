@@ -1,0 +1,509 @@
+"""The production judge: Amazon Bedrock's Converse API with a forced ``record_verdict`` tool call.
+
+One Converse call per request (one dimension of one case), or per combined request (every
+dimension of one case that needs the judge, one object per dimension in the tool input). The static rubric text goes first in
+``system`` with a cache point after it when the static prefix (tool schema + system text) reaches
+the model's minimum cacheable size (``judge.min_cache_tokens``; below it Bedrock caches nothing and
+says nothing, so the cache point is left out and a warning is logged once); the case travels in
+the user message inside data markers; the verdict is read only from the forced tool call's input
+(evidence, rationale, then one level from 1 to 5 per sub-score), validated strictly and mapped to a
+``JudgeVerdict``.
+
+Failure policy (an outcome never carries a made-up score):
+- throttling, 5xx, model errors (ModelErrorException, HTTP 424), model-not-ready/timeouts and
+  connection/read timeouts are retried with exponential backoff and full jitter, up to
+  ``max_attempts`` attempts in total;
+- client errors (ValidationException, AccessDeniedException, ResourceNotFoundException, ...) are
+  not retried: a second identical request cannot succeed;
+- malformed output (no tool call, wrong stop reason, a verdict that does not validate or lacks a
+  requested sub-score) is re-asked ONCE: the conversation is sent again with the model's reply and,
+  as the tool result of its call (or as user text when it made none), the parser's reason and what
+  a valid call holds, so the model can correct it. A second invalid reply leaves the dimension
+  unscored with both reasons. The re-ask shares the ``max_attempts`` budget (it gets the attempts
+  the first ask left), so the worst case time of a judge call is unchanged; it counts in ``calls``
+  and its tokens in the usage, and ``reask_stats()`` counts re-asks and recoveries.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import (
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fmquality.judges.base import (
+    CombinedJudgeOutcome,
+    CombinedJudgeRequest,
+    JudgeOutcome,
+    JudgeRequest,
+    JudgeVerdict,
+)
+from fmquality.judges.bedrock.prompts import (
+    LEVEL_VALUES,
+    LEVELS,
+    RAW_KEEP_CHARS,
+    TOOL_NAME,
+    CombinedJudgePrompt,
+    JudgePrompt,
+    build_combined_prompt,
+    build_prompt,
+    combined_verdict_tool_spec,
+    reask_note,
+    truncate_middle,
+    verdict_tool_spec,
+)
+from fmquality.domain.scores import JudgeUsage
+from fmquality.domain.errors import InvalidJudgeOutput
+
+if TYPE_CHECKING:
+    from fmquality.config.rubric import Rubric
+
+LOG = logging.getLogger(__name__)
+
+THROTTLING_CODES = frozenset({"ThrottlingException", "Throttling", "TooManyRequestsException"})
+# Transient on Bedrock's side: the same request may succeed a moment later. ModelErrorException
+# (HTTP 424, "an error while processing the model", in botocore's bedrock-runtime model for Converse)
+# is below 500, so it is named here.
+TRANSIENT_CODES = frozenset(
+    {"ServiceUnavailableException", "ModelNotReadyException", "InternalServerException", "ModelTimeoutException",
+     "ModelErrorException"}
+)
+TRANSPORT_ERRORS = (ReadTimeoutError, ConnectTimeoutError, EndpointConnectionError, ConnectionClosedError)
+
+# A judge reply is at most max_tokens_cap (3,200) tokens of tool input: a minute is generous, and a hung
+# connection must not eat the Lambda's whole timeout.
+DEFAULT_READ_TIMEOUT_S = 60.0
+DEFAULT_CONNECT_TIMEOUT_S = 5.0
+
+
+# -- prompt caching: is the static prefix long enough to be cached? ----------------------------------
+
+CACHE_POINT = {"cachePoint": {"type": "default"}}
+CHARS_PER_TOKEN = 4  # the estimate `fmquality estimate` and bench/standin.py make, so the three agree
+
+_warned: set[tuple[str, str, str]] = set()
+_warned_lock = threading.Lock()
+
+
+def static_prefix_tokens(tool_config: dict[str, Any], system_text: str) -> int:
+    """Estimated tokens of what a cache point after the system text would close: the tool config
+    (tools come before the system text in the model's prompt) and the system text, at about four
+    characters per token, computed exactly as `fmquality estimate` and the stand-in compute it."""
+    tools = json.dumps(tool_config, sort_keys=True)
+    return sum(math.ceil(len(text) / CHARS_PER_TOKEN) for text in (tools, system_text) if text)
+
+
+def _warn_once(key: tuple[str, str, str], message: str, *args: Any) -> None:
+    """Once per process for each (model, rubric version, kind): a Lambda container or a CLI run says
+    it once, not once per call."""
+    with _warned_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    LOG.warning(message, *args)
+
+
+class BedrockJudge:
+    name = "bedrock"
+
+    def __init__(
+        self,
+        model_id: str,
+        boto3_client: Any = None,
+        *,
+        max_attempts: int | None = None,
+        base_delay_s: float | None = None,
+        max_delay_s: float | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: Callable[[], float] = random.random,
+        read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        reask_invalid: bool = True,
+    ) -> None:
+        """``max_attempts``/``base_delay_s``/``max_delay_s`` override the rubric's ``judge`` settings.
+        ``reask_invalid=False`` turns the one re-ask after an invalid verdict off (the measurement's
+        "before")."""
+        if max_attempts is not None and max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.model_id = model_id
+        self._client_obj = boto3_client
+        self._client_lock = threading.Lock()
+        self.max_attempts = max_attempts
+        self.base_delay_s = base_delay_s
+        self.max_delay_s = max_delay_s
+        self._sleep = sleep
+        self._rng = rng
+        self._read_timeout_s = read_timeout_s
+        self._connect_timeout_s = connect_timeout_s
+        self._observer: Any = None
+        self.reask_invalid = reask_invalid
+        self._reasks = {"reasks": 0, "recovered": 0}
+        self._reasks_lock = threading.Lock()
+
+    def reask_stats(self) -> dict[str, int]:
+        """Re-asks made after an invalid verdict since this judge was built, and how many of them
+        returned a valid one."""
+        with self._reasks_lock:
+            return dict(self._reasks)
+
+    def _count_reask(self, key: str) -> None:
+        with self._reasks_lock:
+            self._reasks[key] += 1
+
+    # ---------------------------------------------------------------------------------------------
+
+    def _client(self) -> Any:
+        # Created on first use, never at import. botocore's own retries are off: this class owns the
+        # retry policy so attempts and throttling are counted and reported. (botocore's
+        # retries={"max_attempts": 1} means ONE RETRY; total_max_attempts=1 means a single attempt.)
+        if self._client_obj is None:
+            with self._client_lock:
+                if self._client_obj is None:
+                    self._client_obj = boto3.client(
+                        "bedrock-runtime",
+                        config=Config(
+                            retries={"total_max_attempts": 1, "mode": "standard"},
+                            read_timeout=self._read_timeout_s,
+                            connect_timeout=self._connect_timeout_s,
+                        ),
+                    )
+        return self._client_obj
+
+    def converse_params(self, prompt: JudgePrompt | CombinedJudgePrompt, rubric: "Rubric") -> dict[str, Any]:
+        """The exact Converse request for one prompt (one dimension, or several in combined mode)."""
+        if isinstance(prompt, CombinedJudgePrompt):
+            # One verdict per dimension: the output budget grows with the dimensions graded.
+            tool = combined_verdict_tool_spec()
+            max_tokens = rubric.judge.max_tokens_for(len(prompt.sub_scores))
+        else:
+            tool = prompt.tool if prompt.tool is not None else verdict_tool_spec(prompt.dimension)
+            max_tokens = rubric.judge.max_tokens
+        tool_config = {"tools": [{"toolSpec": tool}], "toolChoice": {"tool": {"name": TOOL_NAME}}}
+        # The cachePoint closes the static prefix. Assumption (Anthropic's prompt order, tools then
+        # system then messages, which the stand-in and `fmquality estimate` share): the cached prefix
+        # is the tool schema plus the system text, both fixed by the rubric and the requested sub-scores.
+        system: list[dict[str, Any]] = [{"text": prompt.system}]
+        if self._cacheable(tool_config, prompt, rubric):
+            system.append({"cachePoint": dict(CACHE_POINT["cachePoint"])})
+        return {
+            "modelId": self.model_id,
+            "system": system,
+            "messages": [{"role": "user", "content": [{"text": prompt.user}]}],
+            "inferenceConfig": {"temperature": rubric.judge.temperature, "maxTokens": max_tokens},
+            "toolConfig": tool_config,
+        }
+
+    def _cacheable(self, tool_config: dict[str, Any], prompt: JudgePrompt | CombinedJudgePrompt,
+                   rubric: "Rubric") -> bool:
+        """Whether to close the static prefix with a cache point. Below the model's minimum Bedrock
+        accepts the cache point and caches nothing, silently: the point is left out and a warning is
+        logged once. A model without a ``judge.min_cache_tokens`` entry keeps the cache point (as
+        before), with a warning once that nothing checks it is cached."""
+        minimum = rubric.judge.min_cache_tokens_for(self.model_id)
+        what = prompt.dimension if isinstance(prompt, JudgePrompt) else "combined"
+        if minimum is None:
+            _warn_once((self.model_id, rubric.version, "unlisted"),
+                       "prompt caching unchecked: rubric %s has no judge.min_cache_tokens entry for %s; the "
+                       "judge sends a cache point, but whether Bedrock caches the static prefix is not known",
+                       rubric.version, self.model_id)
+            return True
+        tokens = static_prefix_tokens(tool_config, prompt.system)
+        if tokens >= minimum:
+            return True
+        _warn_once((self.model_id, rubric.version, "short"),
+                   "prompt caching off: the judge's static prefix for rubric %s (%s: about %d tokens) is under "
+                   "the minimum cacheable prefix of %s (%d tokens), so Bedrock would cache nothing; requests "
+                   "whose static prefix is under the minimum are sent without a cache point",
+                   rubric.version, what, tokens, self.model_id, minimum)
+        return False
+
+    def backoff_delay(self, retry_index: int, rubric: "Rubric") -> float:
+        """Full jitter: uniform in [0, min(max_delay, base * 2**retry_index)]."""
+        base = self.base_delay_s if self.base_delay_s is not None else rubric.judge.base_delay_s
+        cap = self.max_delay_s if self.max_delay_s is not None else rubric.judge.max_delay_s
+        return self._rng() * min(cap, base * (2**retry_index))
+
+    # -- observer (adaptive concurrency) ------------------------------------------------------------
+
+    def set_observer(self, observer: Any) -> None:
+        """``observer.call_started() -> token`` before each Converse attempt and
+        ``observer.call_finished(token, outcome)`` after it, outcome "ok", "throttled" or "error":
+        the direct engine's AIMD controller learns of every throttle (and every success) from the
+        judge itself."""
+        self._observer = observer
+
+    def _observed_converse(self, params: dict[str, Any]) -> Any:
+        observer = getattr(self, "_observer", None)
+        token = observer.call_started() if observer is not None else None
+        outcome = "error"
+        try:
+            reply = self._client().converse(**params)
+            outcome = "ok"
+            return reply
+        except ClientError as exc:
+            if (exc.response.get("Error", {}).get("Code") or "") in THROTTLING_CODES:
+                outcome = "throttled"
+            raise
+        finally:
+            if observer is not None:
+                observer.call_finished(token, outcome)
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    def request_text(self, request: JudgeRequest | CombinedJudgeRequest, rubric: "Rubric") -> str:
+        """The exact Converse request body (model id, system text, messages, inference settings and
+        tool schema) as canonical JSON: what the verdict cache hashes."""
+        if isinstance(request, CombinedJudgeRequest):
+            params = self.converse_params(build_combined_prompt(request, rubric), rubric)
+        else:
+            params = self.converse_params(build_prompt(request, rubric), rubric)
+        return json.dumps(params, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+    def judge(self, request: JudgeRequest, rubric: "Rubric") -> JudgeOutcome:
+        prompt = build_prompt(request, rubric)
+        verdict, common = self._ask(
+            self.converse_params(prompt, rubric), rubric, prompt,
+            lambda reply: parse_verdict(reply, prompt.sub_scores, prompt.level_values))
+        return JudgeOutcome(verdict=verdict, **common)
+
+    supports_combined = True
+
+    def judge_combined(self, request: CombinedJudgeRequest, rubric: "Rubric") -> CombinedJudgeOutcome:
+        """One Converse call for every dimension of the request (combined mode)."""
+        prompt = build_combined_prompt(request, rubric)
+        verdicts, common = self._ask(self.converse_params(prompt, rubric), rubric, prompt,
+                                     lambda reply: parse_combined_verdict(reply, prompt.sub_scores))
+        return CombinedJudgeOutcome(verdicts=verdicts, **common)
+
+    def _ask(self, params: dict[str, Any], rubric: "Rubric", prompt: JudgePrompt | CombinedJudgePrompt,
+             parse: Callable[[dict[str, Any]], Any]) -> tuple[Any, dict[str, Any]]:
+        """(parsed verdict(s) or None, the other outcome fields): one call with its retries, and ONE
+        re-ask when the reply does not validate (see the module doc)."""
+        recorded = prompt.record()
+        budget = self.max_attempts if self.max_attempts is not None else rubric.judge.max_attempts
+        reply, common, error, throttled = self._converse_with_retries(params, rubric, recorded, budget)
+        if reply is None:
+            return None, {**common, "error": error, "throttled": throttled}
+        common.update(_reply_common(reply, common["calls"]))
+        try:
+            return parse(reply), common
+        except InvalidJudgeOutput as exc:
+            first = str(exc)
+        left = budget - common["calls"]
+        if not self.reask_invalid or left < 1:
+            why = "" if not self.reask_invalid else " (not re-asked: no attempts left)"
+            return None, {**common, "error": f"invalid judge output: {first}{why}"}
+
+        self._count_reask("reasks")
+        cut_off = reply.get("stopReason") == "max_tokens"
+        again = {**params, "messages": reask_messages(params["messages"], reply,
+                                                      reask_note(prompt, first, cut_off=cut_off))}
+        reply2, common2, error2, throttled2 = self._converse_with_retries(again, rubric, recorded, left)
+        calls = common["calls"] + common2["calls"]
+        if reply2 is None:
+            return None, {**common, "calls": calls, "usage": common["usage"].add(common2["usage"]),
+                          "error": f"{error2} (re-asking after invalid judge output: {first})",
+                          "throttled": throttled2}
+        second = _reply_common(reply2, common2["calls"])
+        half = RAW_KEEP_CHARS // 2
+        raw = (f"{truncate_middle(common['raw'], half)}\n[re-asked after invalid judge output]\n"
+               f"{truncate_middle(second['raw'], half)}")
+        out = {**common, "calls": calls, "usage": common["usage"].add(second["usage"]), "raw": raw}
+        try:
+            parsed = parse(reply2)
+        except InvalidJudgeOutput as exc:
+            return None, {**out, "error": f"invalid judge output: {exc} (re-asked once after: {first})"}
+        self._count_reask("recovered")
+        return parsed, out
+
+    def _converse_with_retries(
+        self, params: dict[str, Any], rubric: "Rubric", recorded_prompt: str, max_attempts: int
+    ) -> tuple[dict[str, Any] | None, dict[str, Any], str | None, bool]:
+        """(reply or None, outcome fields, error, throttled): the retry policy of the module doc,
+        within ``max_attempts`` attempts."""
+        attempts = 0
+        last_code = ""
+        while True:
+            attempts += 1
+            try:
+                reply = self._observed_converse(params)
+            except ClientError as exc:
+                last_code = exc.response.get("Error", {}).get("Code") or "ClientError"
+                status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+                retryable = last_code in THROTTLING_CODES or last_code in TRANSIENT_CODES or status >= 500
+                if not retryable:
+                    message = exc.response.get("Error", {}).get("Message", "")
+                    return None, _failed_common(attempts, recorded_prompt), \
+                        f"judge call rejected: {last_code}: {message}".rstrip(": "), False
+            except TRANSPORT_ERRORS as exc:
+                last_code = type(exc).__name__
+            else:
+                return reply, {"calls": attempts, "prompt": recorded_prompt}, None, False
+
+            if attempts >= max_attempts:
+                return None, _failed_common(attempts, recorded_prompt), \
+                    f"judge failed after {attempts} attempts: {last_code}", last_code in THROTTLING_CODES
+            self._sleep(self.backoff_delay(attempts - 1, rubric))
+
+
+def _failed_common(attempts: int, recorded_prompt: str) -> dict[str, Any]:
+    return {"calls": attempts, "usage": JudgeUsage(calls=attempts), "prompt": recorded_prompt}
+
+
+def reask_messages(messages: list[dict[str, Any]], reply: dict[str, Any], note: str) -> list[dict[str, Any]]:
+    """The conversation of the re-ask: the first request's messages, the model's reply as the
+    assistant turn (its text and tool-call blocks; an input that is not an object is sent back as an
+    empty one), then a user turn with an error ``toolResult`` carrying ``note`` for every tool call
+    (Converse wants a result for each call of the previous turn, results first), or ``note`` as text
+    when the reply called no tool. A reply with nothing to send back gets ``note`` added to the user
+    message instead (roles must alternate, and an assistant turn may not be empty)."""
+    content = ((reply.get("output") or {}).get("message") or {}).get("content") or []
+    turn: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if isinstance(block.get("text"), str) and block["text"].strip():
+            turn.append({"text": block["text"]})
+        call = block.get("toolUse")
+        if isinstance(call, dict) and call.get("toolUseId") and call.get("name"):
+            data = call.get("input")
+            turn.append({"toolUse": {"toolUseId": call["toolUseId"], "name": call["name"],
+                                     "input": data if isinstance(data, dict) else {}}})
+            results.append({"toolResult": {"toolUseId": call["toolUseId"], "content": [{"text": note}],
+                                           "status": "error"}})
+    if not turn:
+        *before, last = messages
+        return [*before, {**last, "content": [*last["content"], {"text": note}]}]
+    answer = results or [{"text": note}]
+    return [*messages, {"role": "assistant", "content": turn}, {"role": "user", "content": answer}]
+
+
+def _reply_common(reply: dict[str, Any], attempts: int) -> dict[str, Any]:
+    """Usage and the kept raw reply of a Converse reply."""
+    tokens = reply.get("usage") or {}
+    usage = JudgeUsage(
+        calls=attempts,
+        input_tokens=int(tokens.get("inputTokens", 0)),
+        output_tokens=int(tokens.get("outputTokens", 0)),
+        cache_read_tokens=int(tokens.get("cacheReadInputTokens", 0)),
+        cache_write_tokens=int(tokens.get("cacheWriteInputTokens", 0)),
+    )
+    content = ((reply.get("output") or {}).get("message") or {}).get("content") or []
+    raw = truncate_middle(
+        json.dumps({"stopReason": reply.get("stopReason"), "content": content}, ensure_ascii=False, default=str),
+        RAW_KEEP_CHARS,
+    )
+    return {"usage": usage, "raw": raw}
+
+
+# -------------------------------------------------------------------------------------------------
+# Reading the reply
+# -------------------------------------------------------------------------------------------------
+
+
+def _tool_input(reply: dict[str, Any]) -> dict[str, Any]:
+    """The input of the one forced tool call, and nothing else: any text block (which could echo an
+    injected "return 1.0") is ignored."""
+    stop_reason = reply.get("stopReason")
+    if stop_reason != "tool_use":
+        raise InvalidJudgeOutput(f"stopReason is {stop_reason!r}, expected 'tool_use'")
+    content = ((reply.get("output") or {}).get("message") or {}).get("content") or []
+    calls = [b["toolUse"] for b in content if isinstance(b, dict) and isinstance(b.get("toolUse"), dict)]
+    verdict_calls = [call for call in calls if call.get("name") == TOOL_NAME]
+    if not verdict_calls:
+        raise InvalidJudgeOutput(f"no {TOOL_NAME} tool call in the reply")
+    if len(verdict_calls) > 1:
+        raise InvalidJudgeOutput(f"{len(verdict_calls)} {TOOL_NAME} tool calls in one reply")
+    data = verdict_calls[0].get("input")
+    if not isinstance(data, dict):
+        raise InvalidJudgeOutput(f"{TOOL_NAME} input is {type(data).__name__}, expected an object")
+    return data
+
+
+class _ToolVerdict(BaseModel):
+    """The ``record_verdict`` input of one dimension, as the tool schema asks for it. Strict: a level
+    is an integer from 1 to 5 ("4", 4.0 and true are not), and unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    evidence: list[str]
+    rationale: str = Field(min_length=1)
+    levels: dict[str, Annotated[int, Field(ge=min(LEVELS), le=max(LEVELS))]]
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class _NamedLevelVerdict(_ToolVerdict):
+    """A profile dimension with described levels: each level is given by its NAME (a string)."""
+
+    levels: dict[str, str]  # type: ignore[assignment]
+
+
+def _validated_verdict(data: Any, requested: list[str], where: str = "",
+                       level_values: dict[str, float] | None = None) -> JudgeVerdict:
+    if not isinstance(data, dict):
+        raise InvalidJudgeOutput(f"{where or 'verdict'} is {type(data).__name__}, expected an object")
+    data = dict(data)
+    if isinstance(data.get("levels"), dict):
+        data["levels"] = {k: v for k, v in data["levels"].items() if k in requested}
+    try:
+        tool = (_NamedLevelVerdict if level_values is not None else _ToolVerdict).model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in (where, *err['loc']) if p != '') or '<root>'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise InvalidJudgeOutput(problems[:500]) from exc
+    missing = [name for name in requested if name not in tool.levels]
+    if missing:
+        raise InvalidJudgeOutput(f"missing sub-scores {missing}" + (f" in {where}" if where else ""))
+    if level_values is not None:
+        # Level names map to the profile's fixed values; a name the profile does not define is invalid
+        # output (the dimension stays unscored with the reason), never a guessed score.
+        unknown = {name: level for name, level in tool.levels.items() if level not in level_values}
+        if unknown:
+            raise InvalidJudgeOutput(f"levels {unknown} are not level names of the dimension "
+                                     f"({', '.join(level_values)})")
+        scores = {name: level_values[level] for name, level in tool.levels.items()}
+    else:
+        scores = {name: LEVEL_VALUES[level] for name, level in tool.levels.items()}
+    return JudgeVerdict(
+        sub_scores=scores,
+        rationale=tool.rationale,
+        evidence=tool.evidence,
+        confidence=tool.confidence,
+    )
+
+
+def parse_verdict(reply: dict[str, Any], requested: list[str],
+                  level_values: dict[str, float] | None = None) -> JudgeVerdict:
+    """The verdict from the forced tool call, and from nothing else, its levels mapped to 0..1
+    sub-scores. Sub-scores not requested are dropped; a missing requested sub-score, or a level
+    that is not an integer from 1 to 5 (with ``level_values``: not one of those level names), makes
+    the whole verdict invalid."""
+    return _validated_verdict(_tool_input(reply), requested, level_values=level_values)
+
+
+def parse_combined_verdict(reply: dict[str, Any], requested: dict[str, list[str]]) -> dict[str, JudgeVerdict]:
+    """One verdict per requested dimension, each validated like a single verdict. Dimensions not
+    requested are dropped; one invalid or missing dimension makes the whole reply invalid."""
+    data = _tool_input(reply)
+    missing = [d for d in requested if d not in data]
+    if missing:
+        raise InvalidJudgeOutput(f"missing dimensions {missing}")
+    return {d: _validated_verdict(data[d], names, where=d) for d, names in requested.items()}

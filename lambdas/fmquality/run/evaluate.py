@@ -1,0 +1,243 @@
+"""Evaluate test cases in-process (the "direct" engine): four dimensions, then the composite.
+
+Judge modes (rubric ``judge.mode``, or the caller's ``mode``):
+- ``per_dimension``: at most one judge call per dimension per case (the AWS state machine's shape);
+- ``combined``: ONE call per case for every dimension the checks left open, split back into the
+  four DimensionScores with the per-dimension rules (``dimensions.base.finish_dimension``). A judge
+  without ``judge_combined`` is asked per dimension instead. Direct engine only: in AWS each
+  dimension is its own Lambda in the Map.
+
+Throughput (``evaluate_cases``): a worker pool gated by an AIMD controller (``judges.concurrency``)
+that the judge tells about every throttle. A dimension whose judge was still throttled after the
+judge's own retries is asked again (``throttle_requeues`` times, after a full-jitter pause) before it
+is left unscored, as the state machine's Retry does for the Lambda scorers. Every case yields exactly
+one result, in input order.
+
+Targets (``target``): the answer is generated inside the worker, so generation runs as concurrently
+as scoring (bounded by the target's ``max_concurrency``). A failed generation is an error record,
+never a score. Without a target the dataset's own responses are scored, and results carry no
+``generation``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from fmquality.scoring.composite import combine, error_result
+from fmquality.schemes.mangaassist import dimension_module
+from fmquality.scoring.plan import finish_dimension, plan_case, score_dimension
+from fmquality.judges.base import (
+    CombinedJudgeOutcome,
+    CombinedJudgeRequest,
+    JudgeOutcome,
+    split_combined,
+    supports_combined,
+)
+from fmquality.judges.concurrency import AimdController
+from fmquality.run.generate import generate
+from fmquality.domain.results import Arm, EvaluationResult
+from fmquality.domain.scores import DimensionScore
+from fmquality.domain.case import TestCase
+from fmquality.domain.errors import CaseTooLarge
+
+if TYPE_CHECKING:
+    from fmquality.judges.base import Judge
+    from fmquality.config.rubric import Rubric
+    from fmquality.targets.base import Target
+
+JudgeMode = Literal["per_dimension", "combined"]
+JUDGE_MODES: tuple[str, ...] = ("per_dimension", "combined")
+DEFAULT_THROTTLE_REQUEUES = 2
+# Pause before asking a throttled dimension again: full jitter, uniform in [0, min(cap, base * 2**n)].
+REQUEUE_BASE_S = 2.0
+REQUEUE_CAP_S = 30.0
+
+OutcomeT = TypeVar("OutcomeT", JudgeOutcome, CombinedJudgeOutcome)
+
+
+def evidence_chars(case: TestCase) -> int:
+    """What the checks read besides the answer: query, conversation, chunks, reference, page, sources,
+    tool calls (the catalog is the store's, indexed once per run, and not counted here)."""
+    return len(case.model_dump_json(exclude={"response", "catalog", "label", "metadata"}))
+
+
+def check_case_size(case: TestCase, rubric: "Rubric") -> None:
+    """Raise CaseTooLarge when the answer or the evidence is past ``rubric.limits``: scoring time grows
+    with both, and no answer of a shopping chatbot is this long."""
+    limits = rubric.limits
+    answer = len(case.response or "")
+    if answer > limits.max_response_chars:
+        raise CaseTooLarge(f"the response is {answer:,} characters, over the rubric's "
+                           f"limits.max_response_chars ({limits.max_response_chars:,}): not scored")
+    evidence = evidence_chars(case)
+    if evidence > limits.max_evidence_chars:
+        raise CaseTooLarge(f"the case's evidence is {evidence:,} characters, over the rubric's "
+                           f"limits.max_evidence_chars ({limits.max_evidence_chars:,}): not scored")
+
+
+def score_one_dimension(
+    dimension: str, case: TestCase, rubric: "Rubric", judge: "Judge", raise_on_throttle: bool = False
+) -> DimensionScore:
+    """One dimension of one case (the scorer Lambda's whole job): a MangaAssist dimension module, or
+    the generic profile path for a profile with a scorer module. Raises CaseTooLarge (the state
+    machine's Catch records it as the item's error)."""
+    check_case_size(case, rubric)
+    if rubric.profile_spec.scorer is not None:
+        from fmquality.schemes.profiles.scoring import plan_profile_dimension
+
+        plan = plan_profile_dimension(dimension, case, rubric)
+        return score_dimension(plan, case, rubric, judge, raise_on_throttle=raise_on_throttle)
+    return score_dimension(dimension_module(dimension), case, rubric, judge, raise_on_throttle=raise_on_throttle)
+
+
+def requeue_pause(attempt: int, rng: Callable[[], float] = random.random) -> float:
+    return rng() * min(REQUEUE_CAP_S, REQUEUE_BASE_S * (2**attempt))
+
+
+def _ask(call: Callable[[], OutcomeT], requeues: int, sleep: Callable[[float], None]) -> OutcomeT:
+    """One judge request; asked again while it comes back throttled, at most ``requeues`` times.
+    The calls and tokens of every attempt are kept on the outcome."""
+    outcome = call()
+    for attempt in range(requeues):
+        if not outcome.throttled:
+            break
+        sleep(requeue_pause(attempt))
+        spent_calls, spent_usage = outcome.calls, outcome.usage
+        outcome = call()
+        outcome = outcome.model_copy(update={"calls": outcome.calls + spent_calls,
+                                             "usage": outcome.usage.add(spent_usage)})
+    return outcome
+
+
+def evaluate_case(
+    case: TestCase,
+    rubric: "Rubric",
+    judge: "Judge",
+    run_id: str | None = None,
+    *,
+    mode: JudgeMode | None = None,
+    throttle_requeues: int = 0,
+    sleep: Callable[[float], None] = time.sleep,
+    target: "Target | None" = None,
+    arm: Arm = "candidate",
+) -> EvaluationResult:
+    """One item end to end: the target's answer (when a target is given), then the scores. An
+    unexpected exception becomes an explicit error record, not a score."""
+    mode = mode or rubric.judge.mode
+    if mode not in JUDGE_MODES:
+        raise ValueError(f"unknown judge mode {mode!r}; expected one of {list(JUDGE_MODES)}")
+    if target is None:
+        result = _score_case(case, rubric, judge, run_id, mode, throttle_requeues, sleep)
+        return result if result.arm == arm else result.model_copy(update={"arm": arm})
+    try:
+        case, generation = generate(case, target, sleep=sleep, rules=rubric.generation)
+    except Exception as exc:  # noqa: BLE001 - generate reports target failures itself; this is a bug
+        return error_result(case, rubric, f"generation failed: {type(exc).__name__}: {exc}", run_id=run_id
+                            ).model_copy(update={"arm": arm, "response": None})
+    if generation.error is not None:
+        # The recorded response (if any) was not this target's answer: the record shows none.
+        # "generation incomplete: stopped by max_tokens" names itself; anything else is a failure.
+        error = generation.error if generation.error.startswith("generation ") else f"generation failed: {generation.error}"
+        return error_result(case, rubric, error, run_id=run_id
+                            ).model_copy(update={"arm": arm, "generation": generation, "response": None})
+    result = _score_case(case, rubric, judge, run_id, mode, throttle_requeues, sleep)
+    return result.model_copy(update={"arm": arm, "generation": generation})
+
+
+def _score_case(case: TestCase, rubric: "Rubric", judge: "Judge", run_id: str | None, mode: JudgeMode,
+                throttle_requeues: int, sleep: Callable[[float], None]) -> EvaluationResult:
+    try:
+        check_case_size(case, rubric)
+        plans = plan_case(case, rubric)
+        open_plans = [p for p in plans.values() if p.final is None and p.request is not None]
+        outcomes: dict[str, JudgeOutcome] = {}
+        # Combined mode is MangaAssist's (its prompts); a profile's dimensions are asked one by one.
+        if mode == "combined" and open_plans and supports_combined(judge) and rubric.profile_spec.scorer is None:
+            combined = CombinedJudgeRequest(requests=[p.request for p in open_plans])
+            outcome = _ask(lambda: judge.judge_combined(combined, rubric), throttle_requeues, sleep)
+            outcomes = split_combined(combined, outcome)
+        else:
+            for plan in open_plans:
+                request = plan.request
+                outcomes[plan.dimension] = _ask(lambda r=request: judge.judge(r, rubric), throttle_requeues, sleep)
+        scores = {d: finish_dimension(plans[d], outcomes.get(d), rubric) for d in rubric.dimensions}
+        return combine(case, rubric, scores, run_id=run_id)
+    except Exception as exc:  # noqa: BLE001 - every item must end with a result or an error record
+        return error_result(case, rubric, f"{type(exc).__name__}: {exc}", run_id=run_id)
+
+
+def evaluate_cases(
+    cases: Iterable[TestCase],
+    rubric: "Rubric",
+    judge: "Judge",
+    run_id: str | None = None,
+    concurrency: int = 1,
+    on_result: Callable[[EvaluationResult], None] | None = None,
+    *,
+    mode: JudgeMode | None = None,
+    adaptive: bool = True,
+    max_concurrency: int | None = None,
+    controller: AimdController | None = None,
+    throttle_requeues: int = DEFAULT_THROTTLE_REQUEUES,
+    sleep: Callable[[float], None] = time.sleep,
+    target: "Target | None" = None,
+    arm: Arm = "candidate",
+) -> list[EvaluationResult]:
+    """Evaluate every case, keeping the input order. ``on_result`` is called as each finishes.
+
+    ``concurrency`` is where the AIMD controller starts (``adaptive``, the default) or the fixed pool
+    size; ``max_concurrency`` bounds the controller (default: 64, or ``concurrency`` if larger). Pass
+    a ``controller`` to read its counters afterwards. ``target`` answers each case first (``arm``
+    labels the results); its ``spec.max_concurrency`` caps how many cases run at once, whatever the
+    other settings say, so a chatbot endpoint is never asked more than it allows.
+    """
+    case_list = list(cases)
+    target_cap = target.spec.max_concurrency if target is not None else None
+    if target_cap is not None:
+        concurrency = min(concurrency, target_cap)
+        max_concurrency = min(max_concurrency or 64, target_cap)
+
+    def run(case: TestCase) -> EvaluationResult:
+        result = evaluate_case(case, rubric, judge, run_id=run_id, mode=mode,
+                               throttle_requeues=throttle_requeues, sleep=sleep, target=target, arm=arm)
+        if on_result:
+            on_result(result)
+        return result
+
+    if controller is None and (concurrency <= 1 or not adaptive):
+        if concurrency <= 1:
+            results = [run(c) for c in case_list]
+        else:
+            with ThreadPoolExecutor(max_workers=concurrency) as pool:
+                results = list(pool.map(run, case_list))
+        return _checked(case_list, results)
+
+    if controller is None:
+        controller = AimdController(concurrency, maximum=max(concurrency, max_concurrency or 64))
+    set_observer = getattr(judge, "set_observer", None)
+    if set_observer is not None:
+        set_observer(controller)
+
+    def gated(case: TestCase) -> EvaluationResult:
+        with controller.slot():
+            return run(case)
+
+    try:
+        workers = max(1, min(len(case_list), controller.maximum, target_cap or controller.maximum))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fmq-case") as pool:
+            results = list(pool.map(gated, case_list))
+    finally:
+        if set_observer is not None:
+            set_observer(None)
+    return _checked(case_list, results)
+
+
+def _checked(cases: list[TestCase], results: list[Any]) -> list[EvaluationResult]:
+    """Exactly one result per case, in input order: a lost or doubled case is a bug, never a result."""
+    if len(results) != len(cases) or any(r.test_id != c.test_id for r, c in zip(results, cases)):
+        raise RuntimeError("the engine lost or reordered test cases")
+    return results

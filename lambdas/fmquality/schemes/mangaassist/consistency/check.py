@@ -1,0 +1,263 @@
+"""Consistency: does the answer agree with itself, with earlier assistant turns and with the persona?
+
+Checks settle a sub-score only from what they found:
+- intra_turn: one subject given two values in one answer (a product's price or stock status, a
+  policy's number under the same conditions), or one thing both granted and refused for the
+  shopper's case, is a contradiction (0). Otherwise the judge reads an answer of several claims;
+  an answer of one claim has nothing to contradict (not applicable).
+- cross_turn: "the second one" resolved to the right (1) or the wrong (0) listed item, or a value
+  that silently differs from what an earlier assistant turn said, settle it; otherwise the judge
+  decides. Not applicable without earlier assistant turns.
+- persona: a disclosure of being an AI, a bot or a language model, or another assistant's or model
+  vendor's name, is a break (0). Otherwise the judge reads answers that say what the assistant is;
+  an answer that never does gives nothing to judge (not applicable).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+
+from fmquality.language.alignment import comparable_pairs, read_units
+from fmquality.claims.reading import (
+    Reading,
+    EXCEPTION_CLAUSE,
+    conditions_in,
+    conflicting_values,
+    context_topic,
+    conversation_topic,
+    expand_contractions,
+    is_conditional,
+    ordinal_reference,
+    resolve_ordinal,
+    grader_address,
+    shopper_numbers,
+    stated_order_statuses,
+    ValueStatement,
+    subjects_of,
+    value_statements,
+)
+from fmquality.scoring.plan import CheckReport
+from fmquality.domain.scores import HardFailure
+from fmquality.domain.case import TestCase
+from fmquality.config.rubric import Rubric
+from fmquality.language.text import has_japanese, normalize, split_sentences
+
+NAME = "consistency"
+
+# --------------------------------------------------------------------------------------------------
+# intra_turn: values and permissions stated both ways
+# --------------------------------------------------------------------------------------------------
+
+_MODAL = re.compile(r"\b(can|may|will|could)\s+(not\s+|never\s+)?(?:be\s+)?(?:[a-z]+ly\s+)?([a-z]{4,})")
+_JA_MODAL = re.compile(r"([\u4e00-\u9fff\u30a0-\u30ff]{2,6})(?:が|は|も|を)?(?:でき|いただけ|可能で|承れ)(ます|ません|す|ない)")
+
+
+def _stem_verb(word: str) -> str:
+    for suffix in ("ed", "s"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def permission_flips(text: str, query: str) -> list[str]:
+    """A thing both granted and refused for the shopper's case: "you can return it" ... "opened items
+    cannot be returned" when the shopper said they opened it. A grant without conditions and a refusal
+    whose conditions the shopper's own situation meets (or the same conditions on both) contradict."""
+    query_conditions = conditions_in(normalize(query))
+    claims: dict[str, dict[bool, list[frozenset[str]]]] = defaultdict(lambda: {True: [], False: []})
+    for sentence in split_sentences(text):
+        norm = expand_contractions(normalize(sentence))
+        # What follows "unless" is an exception to the claim, not a condition of it.
+        conditions = conditions_in(EXCEPTION_CLAUSE.split(norm)[0])
+        if is_conditional(norm):
+            conditions = conditions | {"conditional"}
+        for m in _MODAL.finditer(norm):
+            claims[f"{m.group(1)} {_stem_verb(m.group(3))}"][m.group(2) is None].append(conditions)
+        for m in _JA_MODAL.finditer(norm):
+            claims[m.group(1)][m.group(2) not in ("ません", "ない")].append(conditions)
+    out: list[str] = []
+    for claim, sides in claims.items():
+        for yes in sides[True]:
+            for no in sides[False]:
+                # Read completely only when the refusal names its conditions: the same as the grant's,
+                # or ones the shopper said they meet against an unconditional grant. A refusal with
+                # no condition word found may carry one the vocabulary lacks ("orders that include a
+                # pre-order"): that is the judge's to read.
+                if no and "conditional" not in no and (yes == no or (not yes and no <= query_conditions)):
+                    out.append(f"'{claim}' is both granted and refused for the shopper's case")
+    return list(dict.fromkeys(out))
+
+
+# Order states that cannot both hold of one order: sent and not yet sent.
+_EXCLUSIVE_STATES = ({"processing", "shipped"}, {"processing", "delivered"}, {"cancelled", "shipped"},
+                     {"cancelled", "delivered"})
+
+
+def order_status_flips(case: TestCase, reading: Reading) -> list[str]:
+    """One order said to be in two states that exclude each other ("shipped on Nov 8" ... "hasn't
+    left our warehouse yet"), when the page shows a single order whose items are not in several states."""
+    page = case.page_context.model_dump(exclude_none=True)
+    order = page.get("order")
+    if not isinstance(order, dict) or page.get("orders") or any(
+            isinstance(v, list) and v and isinstance(v[0], dict) and "status" in v[0] for v in order.values()):
+        return []
+    stated = stated_order_statuses(reading.text)
+    return [f"the order is said to be both {' and '.join(sorted(pair))}" for pair in _EXCLUSIVE_STATES if pair <= stated]
+
+
+def _contradiction(report: CheckReport, rule: str, sub_score: str, details: list[str]) -> None:
+    for detail in details:
+        report.hard_failures.append(HardFailure(rule=rule, dimension=NAME, sub_score=sub_score, detail=detail))
+
+
+def _subject_name(statement: ValueStatement) -> str:
+    _, _, rest = statement.subject.partition(":")
+    return f"the {rest.split(':')[0].replace('_', ' ')} policy"
+
+
+def _intra_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
+    statements = value_statements(reading, context_topic(case.query), shopper_numbers(case))
+    found = [f"{_subject_name(a)} is stated as {a.shown!r} and as {b.shown!r}"
+             for a, b in conflicting_values(statements, statements)]
+    found += permission_flips(reading.text, case.query)
+    found += order_status_flips(case, reading)
+    units = read_units(reading.text)
+    if found:
+        report.set("intra_turn", 0.0, *found)
+        _contradiction(report, "self_contradiction", "intra_turn", found)
+    elif comparable_pairs(units, units, lambda u: subjects_of(case, u.text), same_text=True):
+        report.ask_judge("intra_turn")
+    else:
+        report.skip("intra_turn", "no two claims about the same thing: nothing to contradict")
+
+
+# --------------------------------------------------------------------------------------------------
+# cross_turn
+# --------------------------------------------------------------------------------------------------
+
+# The shopper or the page says the facts changed since the earlier answer.
+_CHANGE_SIGNALS = re.compile(r"\b(changed?|update[ds]?|new price|price drop|restock(?:ed)?|back in stock|anymore)\b"
+                             r"|値下げ|値上げ|再入荷|変更|今は")
+# The answer says it is correcting or updating what it said.
+_ACKNOWLEDGEMENT = re.compile(r"\b(correction|sorry|apolog\w*|mistake|updated?|changed|now|actually|earlier)\b"
+                              r"|訂正|失礼|申し訳|変更|現在|先ほど")
+
+
+def _cross_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
+    earlier = [m.content for m in case.conversation_history if m.role == "assistant"]
+    if not earlier:
+        report.skip("cross_turn", "no earlier assistant turn")
+        return
+    results: list[tuple[float, str, str]] = []  # (score, evidence, the rule a 0 breaks)
+    reference = ordinal_reference(case)
+    if reference is not None:
+        outcome, evidence = resolve_ordinal(reference, reading)
+        if outcome != "none":
+            results.append((1.0 if outcome == "target" else 0.0, evidence[0], "wrong_reference"))
+    page_extra = " ".join(str(v) for v in (case.page_context.model_extra or {}).values())
+    change = _CHANGE_SIGNALS.search(normalize(case.query + " " + page_extra)) is not None
+    acknowledged = _ACKNOWLEDGEMENT.search(reading.norm) is not None
+    shoppers = shopper_numbers(case)
+    before = [s for turn in earlier for s in value_statements(Reading(case, turn), context_topic(case.query), shoppers)]
+    now = value_statements(reading, conversation_topic(case), shoppers)
+    for first, second in conflicting_values(before, now):
+        detail = (f"{_subject_name(first)}: an earlier assistant turn said {first.shown!r}, "
+                  f"the answer says {second.shown!r}")
+        if change:
+            continue
+        if acknowledged:
+            results.append((0.75, detail + " (the change is acknowledged)", "turn_contradiction"))
+        else:
+            results.append((0.0, detail, "turn_contradiction"))
+    if results:
+        report.set("cross_turn", min(s for s, _, _ in results), *(e for _, e, _ in results))
+        for score, detail, rule in results:
+            if score == 0.0:
+                _contradiction(report, rule, "cross_turn", [detail])
+    elif comparable_pairs([u for t in earlier for u in read_units(t)], read_units(reading.text),
+                          lambda u: subjects_of(case, u.text)):
+        report.ask_judge("cross_turn")
+    else:
+        report.skip("cross_turn", "the answer says nothing about what the earlier turns said")
+
+
+# --------------------------------------------------------------------------------------------------
+# persona
+# --------------------------------------------------------------------------------------------------
+
+# Disclosures of being a machine: first person (or "as a ...") with what a language model, a bot or
+# a program is; English and Japanese.
+_MACHINE_NOUN = r"(?:ai|a\.i\.|artificial intelligence|bot|chatbot|chat bot|robot|program|computer program|software|" \
+                r"language model|large language model|llm|machine|algorithm|virtual agent)"
+_DISCLOSURE_EN = re.compile(
+    rf"\b(?:i am|i'm|im|as an?|being an?)\s+(?:just\s+|only\s+|merely\s+|simply\s+|actually\s+|really\s+)*"
+    rf"(?:an?\s+|the\s+)?(?:[a-z-]+\s+){{0,2}}{_MACHINE_NOUN}\b"
+    rf"|\bi(?:'m| am) not (?:a )?(?:human|real person|person)\b|\bmy (?:training|developers|programming|creators)\b")
+# Saying what it runs on, what it was trained on, or what its instructions are (a prompt leak is a
+# persona break too: the store's assistant does not recite its configuration).
+_MACHINERY_EN = re.compile(
+    r"\b(?:i am|i'm|i was|i've been|i have been)\s+(?:\w+\s+){0,3}(?:trained|fine-tuned|built|developed|made|created|"
+    r"powered|based|running)\s+(?:on|by|with|upon)\b"
+    r"|\b(?:(?:here (?:are|is) )?my (?:system prompt|system message|instructions|guidelines|configuration|underlying model))\b"
+    r"|\bi (?:was|am|have been) (?:told|instructed|programmed|configured) (?:to|not to)\b|\bsystem prompt\b")
+_MACHINERY_JA = re.compile(r"(?:私|わたし|わたくし|当アシスタント)[^。！？]{0,30}(?:モデル|学習|トレーニング|開発され|ベースに|で動いて)"
+                           r"|追加学習|学習データ|システムプロンプト|(?:私|わたし|わたくし)への指示")
+_DISCLOSURE_JA = re.compile(r"(?:私|わたし|わたくし|僕|ぼく)(?:は|が|も)?[^。！？]{0,8}(?:AI|ＡＩ|人工知能|ボット|プログラム|言語モデル|ロボット|機械)"
+                            r"|(?:AI|ＡＩ|人工知能|ボット|プログラム|言語モデル)(?:である|なので|ですので|の私|だから)"
+                            r"|人間ではありません")
+# Says what the assistant is ("I'm your shopping assistant", "my name is ...").
+_SELF_REFERENCE = re.compile(
+    r"\b(?:i am|i'm)\s+(?:just\s+|only\s+|not\s+|merely\s+|simply\s+)?(?:a|an|the|your|this store's)\s+"
+    r"(?!(?:bit|little|lot|few|big|huge|great)\b)|\bmy name is\b|\bcall me\b"
+    r"|\bas your (?:\w+ )?(?:assistant|helper|guide|concierge)\b"
+    r"|(?:私|わたし|わたくし|僕)(?:は|が)[^。！？]{0,20}(?:アシスタント|スタッフ|店員|係|担当)")
+
+
+def persona_breaks(text: str, rubric: Rubric) -> list[str]:
+    norm = normalize(text)
+    found: list[str] = []
+    for phrase in rubric.persona.forbidden_disclosures:
+        needle = normalize(phrase)
+        pattern = re.escape(needle) if has_japanese(needle) else rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])"
+        if re.search(pattern, norm):
+            found.append(phrase)
+    nfkc = unicodedata.normalize("NFKC", text)
+    for match in (*_DISCLOSURE_EN.finditer(norm), *_MACHINERY_EN.finditer(norm), *_DISCLOSURE_JA.finditer(nfkc),
+                  *_MACHINERY_JA.finditer(nfkc)):
+        found.append(match.group(0).strip())
+    # The assistant's own instructions recited: its name addressed in the second person.
+    persona = re.escape(normalize(rubric.persona.name))
+    for match in re.finditer(rf"\byou are (?:an? |the )?{persona}\b|あなたは{persona}", normalize(text)):
+        found.append(match.group(0))
+    return list(dict.fromkeys(found))
+
+
+def _persona(case: TestCase, reading: Reading, rubric: Rubric, report: CheckReport) -> None:
+    addressed = grader_address(reading.text)
+    if addressed:
+        # Read as part of the answer: a note to the grader is a persona defect that fails the item,
+        # never a reason to grade it higher (tests/unit/test_grader_canaries.py).
+        report.set("persona", 0.0, *(f"the answer addresses its grader: {a!r}" for a in addressed))
+        _contradiction(report, "grader_address", "persona", [f"the answer addresses its grader: {a!r}" for a in addressed])
+        report.findings.append("the answer addresses its grader")
+        return
+    breaks = persona_breaks(reading.text, rubric)
+    if breaks:
+        report.set("persona", 0.0, *(f"persona break: the answer says {b!r}" for b in breaks))
+        _contradiction(report, "persona_break", "persona", [f"the answer says {b!r}" for b in breaks])
+        report.findings.append("persona break: " + ", ".join(breaks))
+    elif _SELF_REFERENCE.search(reading.norm) or normalize(rubric.persona.name) in reading.norm:
+        report.ask_judge("persona")
+    else:
+        report.skip("persona", "the answer says nothing about the assistant itself")
+
+
+def check(case: TestCase, rubric: Rubric) -> CheckReport:
+    report = CheckReport()
+    reading = Reading(case)
+    _intra_turn(case, reading, report)
+    _cross_turn(case, reading, report)
+    _persona(case, reading, rubric, report)
+    return report

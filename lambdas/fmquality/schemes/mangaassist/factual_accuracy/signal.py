@@ -1,0 +1,209 @@
+"""Grounding: how much of what an answer asserts the evidence carries (factual_accuracy).
+
+The evidence of a case is its catalog records (each written out as one sentence), its retrieved
+chunks, its page context and the conversation itself (the shopper's words and earlier turns). Each
+claim sentence of the answer is aligned with the evidence:
+
+- specifics (numbers with their units, dates, codes) must appear in the evidence; each one that does
+  not halves the score, so one invented number fails the item's floor;
+- prose support is the share of the sentence's word pairs (in order) found in the evidence, or, when
+  higher, of its content words found in the best single evidence sentence; the mean over claim
+  sentences. Prose the evidence does not carry costs at most a third of the score (``PROSE_WEIGHT``): a
+  plot summary the catalog does not hold is an embellishment, an invented price a failure.
+
+This is the signal measured against human ratings on QAGS-CNNDM (README, "Calibration").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fmquality.language.alignment import (
+    Unit,
+    checkable,
+    held_to_evidence,
+    match_fact,
+    pair_precision,
+    precision,
+    prose_evidence,
+    read_units,
+    significant_numbers,
+    subject_tokens,
+)
+from fmquality.claims.reading import (
+    COMPATIBLE_STOCK,
+    Reading,
+    conversation_topic,
+    item_prices,
+    policy_numbers,
+    price_claims,
+    shopper_numbers,
+    stock_claims,
+)
+from fmquality.domain.case import CatalogItem, TestCase
+from fmquality.language.text import normalize
+from fmquality.language.text import extract_quantities, find_dates, same_price
+
+PROSE_WEIGHT = 0.35
+UNSUPPORTED_FACTOR = 0.5
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A sub-score read from the text, with what it was read from. ``finding`` marks a reading that
+    rests on one specific, named defect (plain speech to a shopper, an impolite formula, a sales pitch
+    nobody asked for): it is graded as a verdict, at its level, and may fail an item at the lowest
+    one. Any other reading is heuristic: it counts through the composite with the weight its
+    measured agreement with people earns (``agreement.yaml``), and never fails an item alone."""
+
+    score: float
+    evidence: list[str]
+    finding: bool = False
+
+
+class Abstain(Exception):
+    """No evidence to grade this sub-score with; the message says why."""
+
+
+def _evidence_numbers(case: TestCase) -> tuple[set[float], list]:
+    """Every number and date the case gives: catalog fields, knowledge, page, the conversation."""
+    texts = [*case.retrieved_chunks, case.page_context.model_dump_json(exclude_none=True), case.query,
+             *(m.content for m in case.conversation_history), case.reference_response or ""]
+    values = {q.value for t in texts for q in extract_quantities(t)}
+    reading = Reading(case)
+    for item in reading.items(reading.in_play):
+        values |= {v for v in item_prices(item)}
+        values |= {float(v) for v in (item.model_extra or {}).values() if isinstance(v, (int, float))}
+        values |= {q.value for t in (item.title, item.title_ja or "") for q in extract_quantities(t)}
+    dates = [d for t in texts for d in find_dates(t)]
+    return values, dates
+
+
+def unsupported_specifics(claim: Unit, values: set[float], dates: list) -> list[str]:
+    out = []
+    written = {v for k, v in claim.numbers if k == "as written"}
+    for kind, value in significant_numbers(claim):
+        if value not in values and not written & values:
+            out.append(f"{value:g} ({kind})")
+    for date in claim.dates:
+        if not any(date.same_day(d) for d in dates):
+            out.append(f"date {date.month}/{date.day}")
+    return out
+
+
+# Perks a store may promise: extras, gifts, credits. One the evidence never mentions is invented.
+PERKS = re.compile(r"\b(?:bonus (?:item|gift|print|card|booklet|chapter|content|cover)|freebie|free gift|apology coupon|art print|poster|bookmark|"
+                   r"postcard|shikishi|sticker|acrylic stand|tote bag|first[- ]print(?:ing)? (?:bonus|extra)|exclusive (?:cover|extra|"
+                   r"print|booklet|card))\b|特典|おまけ|ノベルティ|ブックカバー|しおり|栞|ポストカード|色紙|ステッカー|"
+                   r"アクリルスタンド|クリアファイル|先着\d+名")
+
+
+def invented_perk(case: TestCase, text: str) -> str | None:
+    """A perk the answer promises (a bonus, a gift, a credit) that no evidence of the case mentions."""
+    evidence = normalize(" ".join([*case.retrieved_chunks, case.page_context.model_dump_json(exclude_none=True),
+                                   case.query, *(m.content for m in case.conversation_history),
+                                   *(i.model_dump_json() for i in case.catalog)]))
+    for match in PERKS.finditer(normalize(text)):
+        if match.group(0) not in evidence:
+            return f"promises {match.group(0)!r}, which no evidence of the case mentions"
+    return None
+
+
+# Of the checks' hints, the kind that, measured on the labelled sets, marks defective answers only
+# (README, "The offline judge"): a date that neither the evidence gives nor follows from it by a
+# stated duration. (A policy number the knowledge does not give was one too, until a hold-out showed
+# it misread durations of other things: "valid for a month".)
+DECISIVE_HINTS = re.compile(r"to verify: date '.*' is neither in the evidence nor follows from it")
+
+
+def from_hints(hints: list[str] | tuple) -> Signal | None:
+    """A finding the checks left to the judge and the offline judge settles: see ``DECISIVE_HINTS``."""
+    found = [h for h in hints if DECISIVE_HINTS.search(h)]
+    return Signal(0.0, [f"the checks found: {h.removeprefix('to verify: ')}" for h in found], finding=True) if found else None
+
+
+def grounding(case: TestCase, text: str) -> Signal:
+    perk = invented_perk(case, text) if case.retrieved_chunks or case.catalog else None
+    if perk:
+        return Signal(0.0, [perk], finding=True)
+    claims = checkable(case, text)
+    if not claims:
+        raise Abstain("the answer asserts nothing the evidence can speak to")
+    evidence = prose_evidence(case)
+    subject = subject_tokens(case)
+    values, dates = _evidence_numbers(case)
+    pairs = frozenset().union(*(u.pairs for u in evidence)) if evidence else frozenset()
+    supports: list[float] = []
+    specifics: list[str] = []
+    read = 0  # numbers and dates compared with the evidence
+    weakest: tuple[float, str] = (2.0, "")
+    for claim in claims:
+        specifics += unsupported_specifics(claim, values, dates)
+        read += len(significant_numbers(claim)) + len(claim.dates)
+        if not held_to_evidence(claim, evidence, subject):
+            continue
+        best = max(precision(claim, e) for e in evidence)
+        in_order = pair_precision(claim, pairs)
+        support = best if in_order is None else max(in_order, best * in_order ** 0.5)
+        supports.append(support)
+        weakest = min(weakest, (support, claim.text.strip()[:80]))
+    if not supports and not read:
+        raise Abstain("no claim held to the evidence and no specific to check")
+    prose = sum(supports) / len(supports) if supports else 1.0  # only specifics were checked
+    score = UNSUPPORTED_FACTOR ** len(specifics) * (1 - PROSE_WEIGHT * (1 - prose))
+    why = [f"{len(claims)} checkable claim sentence(s); {read} number(s) and date(s) checked against the whole case, "
+           f"{read - len(specifics)} found in it"]
+    if supports:
+        why.append(f"{len(supports)} held to the knowledge, which carries {prose:.0%} of their wording on average")
+    if weakest[0] < 0.5:
+        why.append(f"least supported: {weakest[1]!r} ({weakest[0]:.0%})")
+    if specifics:
+        why.append("specifics not in the evidence: " + ", ".join(specifics))
+    return Signal(score, why)
+
+
+def fact_coverage(case: TestCase, text: str) -> Signal:
+    units = read_units(text)
+    matches = [match_fact(fact, units) for fact in case.expected_facts]
+    if not matches:
+        raise Abstain("no expected facts")
+    values = [1.0 if m.status == "covered" else 0.0 if m.status == "contradicted" else m.score for m in matches]
+    return Signal(sum(values) / len(values), [m.evidence for m in matches])
+
+
+def loose_prices(case: TestCase) -> Signal:
+    """Prices the checks could not tie to one product: each must be the price of some product in play."""
+    reading = Reading(case)
+    loose = [c for c in price_claims(reading) if c.product_price and not c.items]
+    if not loose:
+        raise Abstain("no price left to compare")
+    in_play = reading.items(reading.in_play)
+    ok = [c for c in loose if any(same_price(c.price.amount, p, c.price.currency, c.price.approx)
+                                  for i in in_play if i.currency == c.price.currency for p in item_prices(i))]
+    return Signal(len(ok) / len(loose), [f"{c.price.text}: {'a' if c in ok else 'no'} catalog price in play" for c in loose])
+
+
+def loose_statuses(case: TestCase) -> Signal:
+    reading = Reading(case)
+    loose = [c for c in stock_claims(reading) if not c.items]
+    if not loose:
+        raise Abstain("no stock status left to compare")
+    products = reading.items(reading.products or reading.in_play)
+    ok = [c for c in loose if any(i.availability == c.status or (c.status, i.availability) in COMPATIBLE_STOCK
+                                  for i in products)]
+    return Signal(len(ok) / len(loose), [f"{c.status}: {'the status of' if c in ok else 'the status of none of'} "
+                                         "the products in play" for c in loose])
+
+
+def policy_numbers_grounded(case: TestCase, text: str) -> Signal:
+    """Policy numbers the knowledge gives no number for: each must appear somewhere in the evidence."""
+    claims = [c for c in policy_numbers(text, conversation_topic(case), shopper_numbers=shopper_numbers(case))
+              if c.unit != "date"]
+    if not claims:
+        raise Abstain("no policy number to compare")
+    evidence = [*case.retrieved_chunks, case.page_context.model_dump_json(exclude_none=True)]
+    values = {q.value for t in evidence for q in extract_quantities(t)} | {d.day for t in evidence for d in find_dates(t)}
+    supported = [c for c in claims if c.low in values or c.high in values]
+    return Signal(len(supported) / len(claims),
+                  [f"{c.text} ({c.topic}): {'in' if c in supported else 'not in'} the evidence" for c in claims])

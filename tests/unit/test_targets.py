@@ -18,7 +18,8 @@ from botocore.stub import ANY, Stubber
 
 from fmquality.domain.case import TestCase
 from fmquality.targets import MAX_SSM_HOPS, TargetError, TargetSpec, make_target, request_for, resolve_spec
-from fmquality.targets.bedrock import BedrockTarget, LoadedBundle, PromptBundle, bundle_from_prompt, load_bundle
+from fmquality.targets.bedrock import BedrockTarget
+from fmquality.targets.bedrock_bundle import LoadedBundle, PromptBundle, bundle_from_prompt, load_bundle
 from fmquality.targets.http_endpoint import HttpTarget, retry_after_seconds
 from fmquality.targets.lambda_function import LambdaTarget
 from fmquality.targets.python_function import PythonTarget

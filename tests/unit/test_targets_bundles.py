@@ -15,7 +15,8 @@ from fmquality.run.generate import generate
 from fmquality.domain.case import TestCase
 from fmquality.targets import TargetSpec, make_target
 from fmquality.domain.errors import BundleRejected, ConversationRejected, UnsupportedPromptTemplate
-from fmquality.targets.bedrock import bundle_from_prompt, load_bundle, normalise_messages
+from fmquality.targets.bedrock_bundle import bundle_from_prompt, load_bundle
+from fmquality.targets.bedrock import normalise_messages
 
 MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 PROMPT_ARN = "arn:aws:bedrock:us-east-1:123456789012:prompt/PROMPT12AB"

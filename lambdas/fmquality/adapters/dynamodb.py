@@ -24,7 +24,6 @@ version without META is a load that did not finish, and the pointer only ever na
 from __future__ import annotations
 
 import json
-import random
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -38,6 +37,7 @@ from fmquality.language.catalog_index import title_keys
 from fmquality.domain.case import CatalogItem
 from fmquality.domain.results import EvaluationResult
 from fmquality.domain.errors import CatalogLoadError, RunExists
+from fmquality.retry import full_jitter
 
 GSI1 = "gsi1"
 RUN_SK = "RUN"
@@ -394,7 +394,7 @@ class EvaluationTable:
             pending = response.get("UnprocessedItems", {}).get(self.table_name, [])
             if not pending:
                 return
-            sleep(random.uniform(0, min(20.0, 0.05 * 2 ** attempt)))
+            sleep(full_jitter(attempt, 0.05, 20.0))
         raise CatalogLoadError(f"catalog version {version}: {len(pending)} item(s) still unprocessed after "
                                f"{max_attempts} BatchWriteItem attempts")
 

@@ -24,11 +24,12 @@ from fmquality.domain.results import Generation
 from fmquality.domain.case import TestCase
 from fmquality.targets.base import Target, TargetReply
 from fmquality.domain.errors import TargetError
+from fmquality.retry import full_jitter
 
 if TYPE_CHECKING:
     from fmquality.config.rubric import GenerationRules
 
-# Full jitter: the pause before retry n (0-based) is uniform in [0, min(cap, base * 2**n)].
+# The pause before retry n (fmquality.retry.full_jitter) and the longest Retry-After honoured.
 BASE_DELAY_S = 0.5
 MAX_DELAY_S = 20.0
 MAX_RETRY_AFTER_S = 30.0
@@ -58,7 +59,7 @@ def incomplete_error(generation: Generation) -> bool:
 
 
 def backoff_delay(retry_index: int, rng: Callable[[], float] = random.random) -> float:
-    return rng() * min(MAX_DELAY_S, BASE_DELAY_S * (2**retry_index))
+    return full_jitter(retry_index, BASE_DELAY_S, MAX_DELAY_S, rng)
 
 
 def generate(

@@ -18,9 +18,8 @@ def shown(path: str) -> str:
 def warm_up(case, rubric) -> None:
     """The first case's checks load lazy resources (romanization and segmentation tables, ~0.3 s):
     done once before any timing, as in any long-lived process."""
-    from fmquality.schemes.mangaassist import dimension_module
     from fmquality.scoring.plan import plan_dimension
-    from fmquality.domain.scores import DIMENSIONS
+    from fmquality.schemes.mangaassist import DIMENSIONS, MANGAASSIST
 
     for dimension in DIMENSIONS:
-        plan_dimension(dimension_module(dimension), case, rubric)
+        plan_dimension(MANGAASSIST, dimension, case, rubric)

@@ -15,11 +15,13 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from fmquality.scoring.plan import render_case, response_text
+from fmquality.schemes.mangaassist import render_case
+from fmquality.scoring.plan import response_text
 from fmquality.domain.errors import InvalidJudgeOutput
-from fmquality.judges.bedrock.judge import parse_verdict
-from fmquality.judges.bedrock.prompts import TOOL_NAME, fenced_case_text, system_text, verdict_tool_spec
-from fmquality.domain.scores import DIMENSIONS, SUB_SCORES
+from fmquality.judges.bedrock.prompts import fenced_case_text, system_text
+from fmquality.judges.bedrock.reply import parse_verdict
+from fmquality.judges.bedrock.schema import TOOL_NAME, verdict_tool_spec
+from fmquality.schemes.mangaassist import DIMENSIONS, SUB_SCORES
 from fmquality.domain.case import TestCase
 from fmquality.config.rubric import Rubric
 
@@ -46,7 +48,7 @@ class NaiveEvaluator:
             "system": [{"text": system_text(dimension, self.rubric)}],
             "messages": [{"role": "user", "content": [{"text": user}]}],
             "inferenceConfig": {"temperature": 0.0, "maxTokens": self.rubric.judge.max_tokens},
-            "toolConfig": {"tools": [{"toolSpec": verdict_tool_spec(dimension)}],
+            "toolConfig": {"tools": [{"toolSpec": verdict_tool_spec(list(SUB_SCORES[dimension]))}],
                            "toolChoice": {"tool": {"name": TOOL_NAME}}},
         }
         for _ in range(self.max_attempts):

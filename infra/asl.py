@@ -23,7 +23,7 @@ from infra.profiles import DEFAULT_PROFILE, profile_shape
 
 STATEMACHINES_DIR = Path(__file__).resolve().parent.parent / "statemachines"
 # statemachines/evaluation.functions.json is the ONE mapping of placeholders to functions (their role,
-# handler and fixed environment); the local engine (lambdas/fmquality/local/engine.py) reads it too.
+# handler and fixed environment); the local engine (lambdas/fmquality/engines/definition.py) reads it too.
 FUNCTIONS_MANIFEST_PATH = STATEMACHINES_DIR / "evaluation.functions.json"
 EXPAND_PATH = STATEMACHINES_DIR / "expand.py"
 _MANIFEST = json.loads(FUNCTIONS_MANIFEST_PATH.read_text(encoding="utf-8"))

@@ -5,7 +5,14 @@ back to reading cdk.json itself; under ``cdk synth|deploy`` the CLI passes the s
 ``-c`` override). An invalid configuration raises ``ConfigError`` whose message names every bad key,
 and app.py turns it into a non-zero exit before any construct is built.
 
-This module imports pydantic only (no aws_cdk), so tests and the local engine can load it cheaply.
+This module imports pydantic only (no aws_cdk), so tests and the local engine can load it cheaply. Model
+and inference-profile ids are read by infra.bedrock_models, profiles and rubric thresholds by
+infra.profiles.
+
+To add a configuration key: a field with its default and a comment on ``FmQualityConfig`` or on the
+section model it belongs to (``GenerationConfig``, ``AlarmConfig``, ``ProductionWatchConfig``, ...), a
+validator next to it when pydantic's types do not say enough, the key in cdk.json's context, and the
+construct that reads it (``config.<section>.<key>``); the README's configuration table lists every key.
 """
 
 from __future__ import annotations
@@ -18,7 +25,23 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from infra.profiles import DEFAULT_PROFILE, ProfileShape, profile_names, profile_shape
+from infra.bedrock_models import (
+    PROFILE_GEOGRAPHY_REGIONS,
+    check_model_id,
+    check_regions,
+    model_foundation_id,
+    model_foundation_regions,
+    model_is_inference_profile,
+    model_profile_geography,
+)
+from infra.profiles import (
+    DEFAULT_PROFILE,
+    ProfileShape,
+    profile_names,
+    profile_shape,
+    rubric_intent_thresholds,
+    rubric_path_for_profile,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CDK_JSON = PROJECT_ROOT / "cdk.json"
@@ -46,32 +69,13 @@ DimensionName = Literal[DIMENSIONS]  # type: ignore[valid-type]
 # CloudWatch: Period x EvaluationPeriods may not exceed 7 days for periods of an hour or more.
 MAX_ALARM_RANGE_SECONDS = 7 * 24 * 3600
 
-# Regions a cross-region inference profile may route to, by its geography prefix. Used only when
-# judge_model_regions (bedrock_generation_model_regions) is not set. AWS adds regions to profiles over
-# time: list a profile's current destinations with
-#   aws bedrock get-inference-profile --region <stack region> \
-#       --inference-profile-identifier us.anthropic.claude-haiku-4-5-20251001-v1:0 --query 'models[].modelArn'
-# (one foundation-model ARN per destination region) and set the *_regions key when they differ.
-PROFILE_GEOGRAPHY_REGIONS: dict[str, tuple[str, ...]] = {
-    "us": ("us-east-1", "us-east-2", "us-west-2"),
-    "eu": ("eu-central-1", "eu-north-1", "eu-south-1", "eu-south-2", "eu-west-1", "eu-west-3"),
-    "apac": ("ap-northeast-1", "ap-northeast-2", "ap-northeast-3", "ap-south-1", "ap-southeast-1", "ap-southeast-2"),
-    "jp": ("ap-northeast-1", "ap-northeast-3"),
-    "au": ("ap-southeast-2", "ap-southeast-4"),
-    "ca": ("ca-central-1", "ca-west-1"),
-}
-
-_CRON_OR_RATE = re.compile(r"^(cron\(([^\s()]+\s){5}[^\s()]+\)|rate\(\d+ (minute|minutes|hour|hours|day|days)\))$")
-_MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9.\-:]*$")
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_S3_KEY = re.compile(r"^[A-Za-z0-9!_.*'()/\-]+$")
 # The latest catalog snapshot in the evaluation table (fmquality.adapters.dynamodb reads it; a test
 # checks the two agree, since infra/ never imports lambdas/).
 TABLE_CATALOG_INPUT = "dynamodb:latest"
 
-
-# An AWS region name: us-east-1, eu-central-2, ap-southeast-4, us-gov-west-1, cn-north-1, ...
-_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
+_CRON_OR_RATE = re.compile(r"^(cron\(([^\s()]+\s){5}[^\s()]+\)|rate\(\d+ (minute|minutes|hour|hours|day|days)\))$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_S3_KEY = re.compile(r"^[A-Za-z0-9!_.*'()/\-]+$")
 _SSM_PARAMETER = re.compile(r"^/?[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 _LAMBDA_ARN = re.compile(r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_\-]+(:[A-Za-z0-9_$\-]+)?$")
 _SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@\-]+$")
@@ -133,33 +137,6 @@ class ScheduleConfig(_Strict):
         if not _CRON_OR_RATE.match(value):
             raise ValueError("must be an EventBridge expression like 'cron(0 3 ? * MON *)' or 'rate(7 days)'")
         return value
-
-
-# The rubric whose per-intent thresholds the dimension alarms default to. Read as YAML: infra/ never
-# imports lambdas/, and the rubric file is data. Another profile's alarms take the thresholds of the
-# shipped rubric that names that profile (rubric_path_for_profile).
-RUBRIC_PATH = PROJECT_ROOT / "datasets" / "rubrics" / "mangaassist-v3.yaml"
-RUBRICS_DIR = RUBRIC_PATH.parent
-
-
-def rubric_path_for_profile(profile: str) -> Path:
-    """The shipped rubric (datasets/rubrics/) of a profile: mangaassist-v3.yaml for the default."""
-    import yaml
-
-    if profile == DEFAULT_PROFILE:
-        return RUBRIC_PATH
-    for path in sorted(RUBRICS_DIR.glob("*.yaml")):
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        if raw.get("profile", DEFAULT_PROFILE) == profile:
-            return path
-    raise ValueError(f"no rubric under {RUBRICS_DIR} names profile {profile!r}")
-
-
-def rubric_intent_thresholds(path: Path = RUBRIC_PATH) -> dict[str, float]:
-    import yaml
-
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return {intent: float(rule["threshold"]) for intent, rule in raw["intents"].items()}
 
 
 class AlarmConfig(_Strict):
@@ -253,54 +230,6 @@ def derive_max_concurrency(
     return max(1, min(upper, math.floor(items + 1e-9)))
 
 
-def _check_regions(values: list[str] | None) -> list[str] | None:
-    """A region list for IAM resources: null (derive it from the profile's geography), else one or more
-    distinct region names. An empty list would grant the profile but none of its foundation models."""
-    if values is None:
-        return None
-    if not values:
-        raise ValueError("must list at least one region, or be null for the profile's default regions")
-    bad = [v for v in values if not isinstance(v, str) or not _REGION.match(v)]
-    if bad:
-        raise ValueError(f"each entry must be an AWS region name like 'us-east-1'; got {bad}")
-    if len(set(values)) != len(values):
-        raise ValueError("lists a region twice")
-    return values
-
-
-def _check_model_id(value: str) -> str:
-    if not _MODEL_ID.match(value) or "." not in value:
-        raise ValueError(
-            f"{value!r} must be a Bedrock model id like 'anthropic.claude-haiku-4-5-20251001-v1:0' or an "
-            "inference-profile id like 'us.anthropic.claude-haiku-4-5-20251001-v1:0'"
-        )
-    return value
-
-
-def model_is_inference_profile(model_id: str) -> bool:
-    """Profile ids put a geography before the provider ('us.anthropic.x'); model ids start with it."""
-    first, _, rest = model_id.partition(".")
-    return "." in rest and first not in _PROVIDERS
-
-
-def model_profile_geography(model_id: str) -> str | None:
-    return model_id.split(".", 1)[0] if model_is_inference_profile(model_id) else None
-
-
-def model_foundation_id(model_id: str) -> str:
-    """The model id behind a profile ('us.anthropic.x' -> 'anthropic.x'), or the model id itself."""
-    return model_id.split(".", 1)[1] if model_is_inference_profile(model_id) else model_id
-
-
-def model_foundation_regions(model_id: str, regions: list[str] | None) -> tuple[str, ...] | None:
-    """Regions for the foundation-model ARNs behind ``model_id``; None means the stack's own region."""
-    if regions is not None:
-        return tuple(regions)
-    if model_is_inference_profile(model_id):
-        return PROFILE_GEOGRAPHY_REGIONS.get(model_profile_geography(model_id) or "")
-    return None
-
-
 class GenerationConfig(_Strict):
     """What the Generate function (answers from a target) may reach, and the production target.
 
@@ -371,13 +300,13 @@ class GenerationConfig(_Strict):
     @classmethod
     def _model_ids(cls, values: list[str]) -> list[str]:
         for value in values:
-            _check_model_id(value)
+            check_model_id(value)
         return values
 
     @field_validator("bedrock_generation_model_regions")
     @classmethod
     def _regions(cls, values: list[str] | None) -> list[str] | None:
-        return _check_regions(values)
+        return check_regions(values)
 
     @model_validator(mode="after")
     def _profile_regions_known(self) -> "GenerationConfig":
@@ -539,12 +468,12 @@ class FmQualityConfig(_Strict):
     @field_validator("judge_model_id")
     @classmethod
     def _model_id(cls, value: str) -> str:
-        return _check_model_id(value)
+        return check_model_id(value)
 
     @field_validator("judge_model_regions")
     @classmethod
     def _judge_regions(cls, values: list[str] | None) -> list[str] | None:
-        return _check_regions(values)
+        return check_regions(values)
 
     @field_validator("golden_dataset_key", "catalog_key")
     @classmethod
@@ -589,6 +518,11 @@ class FmQualityConfig(_Strict):
         return model_foundation_regions(self.judge_model_id, self.judge_model_regions)
 
     @property
+    def name_prefix(self) -> str:
+        """What the names of alarms, dashboards and streams start with: fmquality-<env_name>."""
+        return f"fmquality-{self.env_name}"
+
+    @property
     def production_target_parameter(self) -> str:
         """The SSM parameter whose value is the production target spec."""
         return self.generation.parameter_name(self.env_name)
@@ -601,11 +535,6 @@ class FmQualityConfig(_Strict):
     @property
     def scheduled_dataset_key(self) -> str:
         return self.schedule.dataset_key or self.golden_dataset_key
-
-
-# Model providers: a first segment that is a provider means a plain foundation-model id.
-_PROVIDERS = frozenset({"amazon", "anthropic", "ai21", "cohere", "meta", "mistral", "stability", "deepseek",
-                        "openai", "qwen", "writer", "twelvelabs", "luma", "google", "minimax", "moonshot", "nvidia"})
 
 
 def parse_config(raw: Any) -> FmQualityConfig:

@@ -1,8 +1,9 @@
-"""The rubric profiles' shape as infrastructure needs it: categories and dimension names.
+"""The rubric profiles and shipped rubrics as infrastructure needs them: a profile's categories and
+dimension names, and a rubric's per-intent thresholds (the default of the dimension alarms).
 
-Read from datasets/profiles/<name>.yaml with PyYAML: infra/ never imports lambdas/ (DESIGN section 2),
-and the profile file is data. The core (fmquality.config.profile) validates the same files fully; the
-infrastructure tests check the two read the same lists.
+Read from datasets/profiles/<name>.yaml and datasets/rubrics/*.yaml with PyYAML: infra/ never imports
+lambdas/ (DESIGN section 2), and these files are data. The core (fmquality.config) validates the same
+files fully; the infrastructure tests check the two read the same lists.
 """
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ from pathlib import Path
 
 PROFILES_DIR = Path(__file__).resolve().parent.parent / "datasets" / "profiles"
 DEFAULT_PROFILE = "mangaassist"
+# The rubric whose per-intent thresholds the dimension alarms default to. Another profile's alarms take
+# the thresholds of the shipped rubric that names that profile (rubric_path_for_profile).
+RUBRIC_PATH = PROFILES_DIR.parent / "rubrics" / "mangaassist-v3.yaml"
+RUBRICS_DIR = RUBRIC_PATH.parent
 
 
 @dataclass(frozen=True)
@@ -39,3 +44,24 @@ def profile_shape(name: str = DEFAULT_PROFILE, directory: Path = PROFILES_DIR) -
         categories=tuple(str(c) for c in raw["categories"]),
         dimensions=tuple(str(d["name"]) for d in raw["dimensions"]),
     )
+
+
+def rubric_path_for_profile(profile: str) -> Path:
+    """The shipped rubric (datasets/rubrics/) of a profile: mangaassist-v3.yaml for the default."""
+    import yaml
+
+    if profile == DEFAULT_PROFILE:
+        return RUBRIC_PATH
+    for path in sorted(RUBRICS_DIR.glob("*.yaml")):
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if raw.get("profile", DEFAULT_PROFILE) == profile:
+            return path
+    raise ValueError(f"no rubric under {RUBRICS_DIR} names profile {profile!r}")
+
+
+def rubric_intent_thresholds(path: Path = RUBRIC_PATH) -> dict[str, float]:
+    """Intent -> the rubric's item threshold for it."""
+    import yaml
+
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return {intent: float(rule["threshold"]) for intent, rule in raw["intents"].items()}

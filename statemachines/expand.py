@@ -9,7 +9,7 @@ same handler, env DIMENSION=<name>). Adding a profile therefore adds no Lambda c
 are the profile's dimension list.
 
 Why a file loaded by path, stdlib only: CDK (infra/asl.py) and the local engine
-(lambdas/fmquality/local/engine.py) must expand the same way, but infra/ never imports lambdas/ and the
+(lambdas/fmquality/engines/definition.py) must expand the same way, but infra/ never imports lambdas/ and the
 core never imports infra/ (DESIGN section 2). Both load this module with importlib from its path
 beside the ASL it expands, so there is one implementation and no package dependency either way.
 """

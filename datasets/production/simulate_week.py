@@ -34,12 +34,15 @@ from fmquality.run.dataset import parse_lines  # noqa: E402
 from fmquality.run.evaluate import evaluate_cases  # noqa: E402
 from fmquality.judges.factory import make_judge  # noqa: E402
 from fmquality.production.capture import LocalTurnStore  # noqa: E402
-from fmquality.config.watch import WatchConfig, load_watch_config  # noqa: E402
+from fmquality.config.watch import WatchConfig  # noqa: E402
+from fmquality.config.watch_loader import load_watch_config  # noqa: E402
 from fmquality.production.drift import DriftState, build_reference, detect_drift  # noqa: E402
 from fmquality.production.monitor import monitor_status  # noqa: E402
 from fmquality.production.redact import Redactor  # noqa: E402
-from fmquality.production.review import (LocalReviewQueue, apply_verdicts, export_text, judge_agreement,  # noqa: E402
-                                         parse_verdicts, select_for_review)
+from fmquality.adapters.review_queue import LocalReviewQueue  # noqa: E402
+from fmquality.production.review import select_for_review  # noqa: E402
+from fmquality.production.review_agreement import judge_agreement  # noqa: E402
+from fmquality.production.review_exchange import apply_verdicts, export_text, parse_verdicts  # noqa: E402
 from fmquality.production.sample import dataset_text, read_turn_files, stratified_sample  # noqa: E402
 from fmquality.report.build import build_report, results_to_jsonl  # noqa: E402
 from fmquality.config.rubric import load_rubric  # noqa: E402

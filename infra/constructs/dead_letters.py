@@ -16,12 +16,16 @@ function with the requestPayload), then purge the queue; the alarm returns to OK
 
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, Duration, Validations
+from typing import Any
+
+from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
+
+from infra.constructs.alarms import AlarmBook
+from infra.constructs.nag import acknowledge
 
 RETENTION = Duration.days(14)  # SQS's maximum: time to notice, fix and replay
 ALARM_PERIOD = Duration.minutes(5)  # SQS publishes queue metrics every 5 minutes
@@ -40,25 +44,24 @@ class DeadLetterQueue(Construct):
             enforce_ssl=True,
             retention_period=RETENTION,
         )
-        self.alarm = cloudwatch.Alarm(
-            self,
+        # An empty, idle queue publishes no datapoints: an event alarm (missing data is not breaching).
+        self.alarm = AlarmBook(self, topic).event_alarm(
             "Alarm",
             alarm_name=alarm_name,
-            alarm_description=(
+            description=(
                 f"{what} Its dead-letter queue holds the undelivered event or failed invocation (14 days): read "
                 "it, fix the cause, replay by hand, then purge the queue."
             ),
             metric=self.queue.metric_approximate_number_of_messages_visible(period=ALARM_PERIOD, statistic="Maximum"),
             threshold=0,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluation_periods=1,
-            # An empty, idle queue publishes no datapoints: nothing to report.
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         )
-        self.alarm.add_alarm_action(cw_actions.SnsAction(topic))
-        Validations.of(self.queue).acknowledge(Acknowledgment(
-            id="AwsSolutions-SQS3",
-            reason=("This queue is itself a dead-letter queue (of an EventBridge rule target or a Lambda on-failure "
+        acknowledge(self.queue, "AwsSolutions-SQS3",
+                    "This queue is itself a dead-letter queue (of an EventBridge rule target or a Lambda on-failure "
                     "destination, which cdk-nag does not recognize as DLQ users); nothing consumes it automatically, "
-                    "so a DLQ of its own would only move the undelivered messages one step further"),
-        ))
+                    "so a DLQ of its own would only move the undelivered messages one step further")
+
+    def target_options(self, *, retry_attempts: int, max_event_age: Duration) -> dict[str, Any]:
+        """The keyword arguments of an EventBridge rule target (aws_events_targets) that delivers through
+        this queue: its retry policy, then this queue for what is still undelivered."""
+        return {"dead_letter_queue": self.queue, "retry_attempts": retry_attempts, "max_event_age": max_event_age}

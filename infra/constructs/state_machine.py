@@ -12,7 +12,7 @@ dependency, so the ARNs are built from the (fixed) state machine name.
 
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, ArnFormat, RemovalPolicy, Stack, Validations
+from aws_cdk import ArnFormat, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
@@ -20,7 +20,9 @@ from constructs import Construct
 
 from infra.asl import asl_substitutions, load_definition
 from infra.config import FmQualityConfig
-from infra.constructs.scorer_functions import EvaluationFunctions
+from infra.constructs import nag
+from infra.constructs.evaluation_functions import EvaluationFunctions
+from infra.constructs.policies import statement
 from infra.constructs.storage import Storage
 
 
@@ -37,6 +39,8 @@ def state_machine_log_options(config: FmQualityConfig, destination: logs.ILogGro
 
 
 class EvaluationStateMachine(Construct):
+    """The state machine, its hand-written role and its log group."""
+
     def __init__(
         self,
         scope: Construct,
@@ -47,66 +51,9 @@ class EvaluationStateMachine(Construct):
         functions: EvaluationFunctions,
     ) -> None:
         super().__init__(scope, construct_id)
-        stack = Stack.of(self)
-        self.name = state_machine_name(stack.stack_name)
-        own_arn = stack.format_arn(
-            service="states",
-            resource="stateMachine",
-            resource_name=self.name,
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
-        # Child executions of a Distributed Map: execution:<state machine name>/<map run>:<child>.
-        child_executions_arn = stack.format_arn(
-            service="states",
-            resource="execution",
-            resource_name=f"{self.name}/*",
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
-
-        self.role = iam.Role(
-            self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
-            description="fmquality evaluation state machine: invoke the gate's functions, read run items",
-        )
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                sid="InvokeGateFunctions",
-                actions=["lambda:InvokeFunction"],
-                resources=[fn.function_arn for fn in functions.by_role.values()],
-            )
-        )
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                sid="ItemReaderReadsRunItems",
-                actions=["s3:GetObject"],
-                resources=[storage.runs_arn()],
-            )
-        )
-        # Without a ResultWriter a Distributed Map returns every child's output in the state output,
-        # which passes the 256 KB payload limit at a few thousand items; results go to S3 instead.
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                sid="ResultWriterWritesMapResults",
-                actions=["s3:PutObject"],
-                resources=[storage.runs_arn()],
-            )
-        )
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                sid="DistributedMapStartsChildren",
-                actions=["states:StartExecution"],
-                resources=[own_arn],
-            )
-        )
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                sid="DistributedMapManagesChildren",
-                actions=["states:DescribeExecution", "states:StopExecution"],
-                resources=[child_executions_arn],
-            )
-        )
-
+        self._storage = storage
+        self.name = state_machine_name(Stack.of(self).stack_name)
+        self.role = self._role(functions)
         self.log_group = logs.LogGroup(
             self,
             "Logs",
@@ -115,7 +62,6 @@ class EvaluationStateMachine(Construct):
             retention=logs.RetentionDays.ONE_MONTH,
             removal_policy=RemovalPolicy.DESTROY,
         )
-
         self.substitutions = asl_substitutions(
             {role: fn.function_arn for role, fn in functions.by_role.items()},
             storage.data_bucket.bucket_name,
@@ -135,14 +81,60 @@ class EvaluationStateMachine(Construct):
         )
         # The ${...} in DefinitionString are DefinitionSubstitutions placeholders, which cfn-lint's E1029
         # mistakes for Fn::Sub variables; suppressed for this resource only.
-        cfn_state_machine = self.state_machine.node.default_child
-        cfn_state_machine.add_metadata("cfn-lint", {"config": {"ignore_checks": ["E1029"]}})
+        self.state_machine.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["E1029"]}})
+        self._acknowledge_nag_findings(config)
+
+    def _arn(self, resource: str, resource_name: str) -> str:
+        """An ARN of this state machine (or of its executions) built from its fixed name."""
+        return Stack.of(self).format_arn(service="states", resource=resource, resource_name=resource_name,
+                                         arn_format=ArnFormat.COLON_RESOURCE_NAME)
+
+    def _role(self, functions: EvaluationFunctions) -> iam.Role:
+        """Invoke the gate's functions, read and write the Map's files under runs/, run the Map's children."""
+        runs = self._storage.runs_arn()
+        role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
+            description="fmquality evaluation state machine: invoke the gate's functions, read run items",
+        )
+        for grant in (
+            statement("InvokeGateFunctions", ["lambda:InvokeFunction"],
+                      [fn.function_arn for fn in functions.by_role.values()]),
+            statement("ItemReaderReadsRunItems", ["s3:GetObject"], [runs]),
+            # Without a ResultWriter a Distributed Map returns every child's output in the state output,
+            # which passes the 256 KB payload limit at a few thousand items; results go to S3 instead.
+            statement("ResultWriterWritesMapResults", ["s3:PutObject"], [runs]),
+            statement("DistributedMapStartsChildren", ["states:StartExecution"],
+                      [self._arn("stateMachine", self.name)]),
+            # Child executions of a Distributed Map: execution:<state machine name>/<map run>:<child>.
+            statement("DistributedMapManagesChildren", ["states:DescribeExecution", "states:StopExecution"],
+                      [self._arn("execution", f"{self.name}/*")]),
+        ):
+            role.add_to_policy(grant)
+        return role
+
+    def _acknowledge_nag_findings(self, config: FmQualityConfig) -> None:
+        """The role's wildcards, a deliberate log level below ALL, and cfn-lint's E1029."""
         level = config.state_machine_logs.level
         if level != "ALL":
-            Validations.of(self.state_machine).acknowledge(Acknowledgment(
-                id="AwsSolutions-SF1",
-                reason=(f"The deployment's configuration (cdk.json context fmquality.state_machine_logs.level = {level}) "
-                        "logs fewer events than ALL on purpose; each standard execution's own history still keeps "
-                        "its events for 90 days, and an item whose child execution failed is recorded as an error "
-                        "record in the run's results"),
-            ))
+            nag.acknowledge(self.state_machine, "AwsSolutions-SF1",
+                            f"The deployment's configuration (cdk.json context fmquality.state_machine_logs.level = "
+                            f"{level}) logs fewer events than ALL on purpose; each standard execution's own history "
+                            "still keeps its events for 90 days, and an item whose child execution failed is "
+                            "recorded as an error record in the run's results")
+        bucket = nag.arn_of(self._storage.data_bucket)
+        nag.acknowledge(self.role, nag.wildcard_resource(f"{bucket}/runs/*"),
+                        "The Distributed Map's ItemReader reads runs/<run_id>/items.json written by Prepare; the run "
+                        "id is only known at run time (read only, s3:GetObject)")
+        nag.acknowledge(self.role, nag.ANY_RESOURCE,
+                        "CloudWatch Logs vended-log delivery actions (logs:CreateLogDelivery, PutResourcePolicy, ...) "
+                        "required for execution logging, and X-Ray tracing actions, support no resource-level "
+                        "permissions")
+        child_executions = f"{nag.states_arn_prefix(Stack.of(self))}:execution:{self.name}/*"
+        nag.acknowledge(self.role, nag.wildcard_resource(child_executions),
+                        "The Distributed Map describes and stops its own child executions, whose names Step "
+                        "Functions generates at run time; scoped to executions of this state machine only")
+        nag.acknowledge(self.state_machine.node.default_child, "CloudFormation-Validate::E1029",
+                        "The ${...} in DefinitionString are Step Functions DefinitionSubstitutions placeholders "
+                        "(filled from the DefinitionSubstitutions property), not Fn::Sub variables")

@@ -29,12 +29,13 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infra.config import FmQualityConfig
+from infra.constructs.policies import statement
 
 DATASETS_PREFIX = "datasets/"
 RUNS_PREFIX = "runs/"
 GSI1 = "gsi1"
 
-# Partition-key prefixes (fmquality.adapters.dynamodb and fmquality.production.review write them; infra/
+# Partition-key prefixes (fmquality.adapters.dynamodb and fmquality.adapters.review_queue write them; infra/
 # never imports lambdas/, a test checks they agree). Every function's table grant is limited to the
 # prefixes it uses by a dynamodb:LeadingKeys condition (table_statement):
 #
@@ -77,12 +78,49 @@ TTL_ATTRIBUTE = "expires_at"
 NONCURRENT_VERSION_DAYS = 30
 
 
+def abort_multipart_rule() -> s3.LifecycleRule:
+    """Every bucket drops incomplete multipart uploads after a week."""
+    return s3.LifecycleRule(id="abort-multipart", abort_incomplete_multipart_upload_after=Duration.days(7))
+
+
+def private_bucket(scope: Construct, construct_id: str, **props: Any) -> s3.Bucket:
+    """A bucket with what every bucket of the project has: no public access, SSE-S3, TLS only, owner-
+    enforced objects, retained on stack deletion. ``props``: the rest (versioning, logs, lifecycle).
+
+    SSE-S3, not SSE-KMS: server access logs cannot be delivered to an SSE-KMS bucket.
+    """
+    return s3.Bucket(
+        scope,
+        construct_id,
+        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+        encryption=s3.BucketEncryption.S3_MANAGED,
+        enforce_ssl=True,
+        object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+        removal_policy=RemovalPolicy.RETAIN,
+        **props,
+    )
+
+
 class Storage(Construct):
+    """The evaluation table, the data bucket and its access-log bucket, and the ARNs grants use."""
+
     def __init__(self, scope: Construct, construct_id: str, *, config: FmQualityConfig) -> None:
         super().__init__(scope, construct_id)
         self.bundle_prefix = config.generation.bundle_prefix
+        self.table = self._table()
+        self.log_bucket = private_bucket(
+            self,
+            "AccessLogBucket",
+            lifecycle_rules=[
+                s3.LifecycleRule(id="expire-access-logs", expiration=Duration.days(365)),
+                abort_multipart_rule(),
+            ],
+        )
+        self.data_bucket = self._data_bucket(config)
 
-        self.table = dynamodb.Table(
+    def _table(self) -> dynamodb.Table:
+        """The single table (keys above): on demand, point-in-time recovery, TTL on cached verdicts."""
+        table = dynamodb.Table(
             self,
             "Table",
             partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
@@ -97,36 +135,20 @@ class Storage(Construct):
             # Scores are the history the weekly review and the baselines rely on.
             removal_policy=RemovalPolicy.RETAIN,
         )
-        self.table.add_global_secondary_index(
+        table.add_global_secondary_index(
             index_name=GSI1,
             partition_key=dynamodb.Attribute(name="gsi1pk", type=dynamodb.AttributeType.STRING),
             sort_key=dynamodb.Attribute(name="gsi1sk", type=dynamodb.AttributeType.STRING),
             projection_type=dynamodb.ProjectionType.ALL,
         )
+        return table
 
-        # Server access logs cannot be delivered to an SSE-KMS bucket: SSE-S3 here and on the data bucket.
-        self.log_bucket = s3.Bucket(
-            self,
-            "AccessLogBucket",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            lifecycle_rules=[
-                s3.LifecycleRule(id="expire-access-logs", expiration=Duration.days(365)),
-                s3.LifecycleRule(id="abort-multipart", abort_incomplete_multipart_upload_after=Duration.days(7)),
-            ],
-            removal_policy=RemovalPolicy.RETAIN,
-        )
-
-        self.data_bucket = s3.Bucket(
+    def _data_bucket(self, config: FmQualityConfig) -> s3.Bucket:
+        """datasets/, runs/ and the prompt bundles: versioned, logged, run artifacts expire."""
+        return private_bucket(
             self,
             "DataBucket",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
             versioned=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             server_access_logs_bucket=self.log_bucket,
             server_access_logs_prefix="data-bucket/",
             lifecycle_rules=[
@@ -139,9 +161,8 @@ class Storage(Construct):
                 # score last week" and for re-running a bundle version a change event named.
                 s3.LifecycleRule(id="expire-old-versions",
                                  noncurrent_version_expiration=Duration.days(NONCURRENT_VERSION_DAYS)),
-                s3.LifecycleRule(id="abort-multipart", abort_incomplete_multipart_upload_after=Duration.days(7)),
+                abort_multipart_rule(),
             ],
-            removal_policy=RemovalPolicy.RETAIN,
         )
 
     # ARNs the IAM statements use: grants stay inside the prefix a function actually touches.
@@ -157,5 +178,4 @@ class Storage(Construct):
     def table_statement(self, sid: str, actions: list[str], prefixes: list[str]) -> iam.PolicyStatement:
         """``actions`` on the table's items whose partition key starts with one of ``prefixes`` (the base
         table only: no index)."""
-        return iam.PolicyStatement(sid=sid, actions=actions, resources=[self.table.table_arn],
-                                   conditions=leading_keys(*prefixes))
+        return statement(sid, actions, [self.table.table_arn], conditions=leading_keys(*prefixes))

@@ -63,6 +63,8 @@ TARGET_MAX_EVENT_AGE = Duration.hours(2)
 
 
 class ProjectEventBus(Construct):
+    """The project's custom bus: change events from release tooling, EvaluationCompleted from Aggregate."""
+
     def __init__(self, scope: Construct, construct_id: str, *, config: FmQualityConfig) -> None:
         super().__init__(scope, construct_id)
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"mangaassist-quality-{config.env_name}")
@@ -95,6 +97,12 @@ def catalog_input(config: FmQualityConfig, storage: Storage) -> str | None:
 
 
 class Triggers(Construct):
+    """The rules that start runs (schedule, change events) and the alert on executions that end badly.
+
+    To add a trigger: a method that builds its rule with a ``self._start_run`` target (retries and the
+    start-run dead-letter queue come with it), called from ``__init__``.
+    """
+
     def __init__(
         self,
         scope: Construct,
@@ -107,9 +115,12 @@ class Triggers(Construct):
         alerts_topic: sns.ITopic,
     ) -> None:
         super().__init__(scope, construct_id)
+        self._config = config
+        self._storage = storage
+        self._state_machine = state_machine
         catalog_uri = catalog_input(config, storage)
-        catalog = {"catalog": catalog_uri} if catalog_uri else {}
-        prefix = f"fmquality-{config.env_name}"
+        self._catalog = {"catalog": catalog_uri} if catalog_uri else {}
+        prefix = config.name_prefix
         # Events that could not start a run (schedule and change events; the message names its rule).
         self.start_run_dead_letters = DeadLetterQueue(
             self, "StartRunDeadLetters", alarm_name=f"{prefix}-dlq-start-run", topic=alerts_topic,
@@ -118,88 +129,84 @@ class Triggers(Construct):
         self.alert_dead_letters = DeadLetterQueue(
             self, "ExecutionAlertDeadLetters", alarm_name=f"{prefix}-dlq-execution-alerts", topic=alerts_topic,
             what="EventBridge could not publish a failed-execution alert to the alerts topic.")
-        start_run = self.start_run_dead_letters.queue
+        self.schedule_rule = self._scheduled_run()
+        self.release_rules: dict[str, events.Rule] = {
+            detail_type: self._release_rule(detail_type, event_bus) for detail_type in RELEASE_DETAIL_TYPES
+        }
+        self.status_rule = self._execution_alerts(alerts_topic)
 
-        # ---- Weekly scheduled run (schedules live on the default bus).
-        self.schedule_rule = events.Rule(
+    def _start_run(self, run_input: dict[str, Any]) -> targets.SfnStateMachine:
+        """A rule target that starts the evaluation with ``run_input``: retried, then dead-lettered."""
+        return targets.SfnStateMachine(
+            self._state_machine,
+            input=events.RuleTargetInput.from_object(run_input),
+            **self.start_run_dead_letters.target_options(retry_attempts=TARGET_RETRY_ATTEMPTS,
+                                                         max_event_age=TARGET_MAX_EVENT_AGE),
+        )
+
+    def _scheduled_run(self) -> events.Rule:
+        """Weekly scored run of the configured dataset (schedules live on the default bus), answered by
+        what production answers today."""
+        config = self._config
+        return events.Rule(
             self,
             "ScheduledRun",
             description="Weekly scored run of the configured dataset",
             schedule=events.Schedule.expression(config.schedule.expression),
             enabled=config.schedule.enabled,
-            targets=[
-                targets.SfnStateMachine(
-                    state_machine,
-                    input=events.RuleTargetInput.from_object(
-                        {
-                            "trigger": "schedule",
-                            "dataset": s3_uri(storage, config.scheduled_dataset_key),
-                            **catalog,
-                            "baseline": "auto",
-                            # What production answers today.
-                            "target": config.production_target_spec,
-                        }
-                    ),
-                    dead_letter_queue=start_run,
-                    retry_attempts=TARGET_RETRY_ATTEMPTS,
-                    max_event_age=TARGET_MAX_EVENT_AGE,
-                )
-            ],
+            targets=[self._start_run({
+                "trigger": "schedule",
+                "dataset": s3_uri(self._storage, config.scheduled_dataset_key),
+                **self._catalog,
+                "baseline": "auto",
+                # What production answers today.
+                "target": config.production_target_spec,
+            })],
         )
 
-        # ---- Change events: run the golden dataset with the event's detail as the candidate.
-        self.release_rules: dict[str, events.Rule] = {}
-        for detail_type in RELEASE_DETAIL_TYPES:
-            self.release_rules[detail_type] = events.Rule(
-                self,
-                f"On{detail_type}",
-                description=f"Start a quality-gate run when {detail_type} is published",
-                event_bus=event_bus,
-                event_pattern=events.EventPattern(source=[config.release_event_source], detail_type=[detail_type]),
-                targets=[
-                    targets.SfnStateMachine(
-                        state_machine,
-                        input=events.RuleTargetInput.from_object(
-                            {
-                                "trigger": f"event:{detail_type}",
-                                "dataset": s3_uri(storage, config.golden_dataset_key),
-                                **catalog,
-                                "baseline": "auto",
-                                "candidate": events.EventField.from_path("$.detail"),
-                                "source_event_id": events.EventField.event_id,
-                                **release_event_arms(detail_type, storage, config.production_target_spec),
-                            }
-                        ),
-                        dead_letter_queue=start_run,
-                        retry_attempts=TARGET_RETRY_ATTEMPTS,
-                        max_event_age=TARGET_MAX_EVENT_AGE,
-                    )
-                ],
-            )
+    def _release_rule(self, detail_type: str, event_bus: events.IEventBus) -> events.Rule:
+        """A change event on the project bus: run the golden dataset with the event's detail as the
+        candidate, answered as ``release_event_arms`` says."""
+        config = self._config
+        return events.Rule(
+            self,
+            f"On{detail_type}",
+            description=f"Start a quality-gate run when {detail_type} is published",
+            event_bus=event_bus,
+            event_pattern=events.EventPattern(source=[config.release_event_source], detail_type=[detail_type]),
+            targets=[self._start_run({
+                "trigger": f"event:{detail_type}",
+                "dataset": s3_uri(self._storage, config.golden_dataset_key),
+                **self._catalog,
+                "baseline": "auto",
+                "candidate": events.EventField.from_path("$.detail"),
+                "source_event_id": events.EventField.event_id,
+                **release_event_arms(detail_type, self._storage, config.production_target_spec),
+            })],
+        )
 
-        # ---- Executions that end badly notify the alerts topic.
-        self.status_rule = events.Rule(
+    def _execution_alerts(self, alerts_topic: sns.ITopic) -> events.Rule:
+        """Executions that end badly (FAILED_STATUSES) notify the alerts topic with one line."""
+        field = events.EventField.from_path
+        return events.Rule(
             self,
             "ExecutionStatusChange",
             description="Notify when an evaluation execution fails, times out or is aborted",
             event_pattern=events.EventPattern(
                 source=["aws.states"],
                 detail_type=["Step Functions Execution Status Change"],
-                detail={"status": list(FAILED_STATUSES), "stateMachineArn": [state_machine.state_machine_arn]},
+                detail={"status": list(FAILED_STATUSES), "stateMachineArn": [self._state_machine.state_machine_arn]},
             ),
             targets=[
                 targets.SnsTopic(
                     alerts_topic,
                     message=events.RuleTargetInput.from_text(
-                        f"Quality-gate execution {events.EventField.from_path('$.detail.name')} ended "
-                        f"{events.EventField.from_path('$.detail.status')}: "
-                        f"{events.EventField.from_path('$.detail.error')} "
-                        f"({events.EventField.from_path('$.detail.cause')}). "
-                        f"Execution: {events.EventField.from_path('$.detail.executionArn')}"
+                        f"Quality-gate execution {field('$.detail.name')} ended {field('$.detail.status')}: "
+                        f"{field('$.detail.error')} ({field('$.detail.cause')}). "
+                        f"Execution: {field('$.detail.executionArn')}"
                     ),
-                    dead_letter_queue=self.alert_dead_letters.queue,
-                    retry_attempts=TARGET_RETRY_ATTEMPTS,
-                    max_event_age=TARGET_MAX_EVENT_AGE,
+                    **self.alert_dead_letters.target_options(retry_attempts=TARGET_RETRY_ATTEMPTS,
+                                                             max_event_age=TARGET_MAX_EVENT_AGE),
                 )
             ],
         )

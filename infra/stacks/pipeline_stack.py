@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Token, Validations
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_codepipeline as codepipeline
 from aws_cdk import aws_codepipeline_actions as actions
 from aws_cdk import aws_iam as iam
@@ -23,13 +23,18 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infra.constructs import nag
 from infra.constructs.pipeline_gate import QualityGate
+from infra.constructs.policies import statement
+from infra.constructs.storage import abort_multipart_rule, private_bucket
 
 PROMPT_BUNDLE_KEY = "prompt-bundle.yaml"
 SOURCE_NAMESPACE = "Source"
 
 
 class PipelineStack(Stack):
+    """The buckets, the four-stage pipeline and the Generate role's read of the candidate bundle."""
+
     def __init__(
         self,
         scope: Construct,
@@ -59,7 +64,28 @@ class PipelineStack(Stack):
             self, "QualityGate", state_machine=self.state_machine, dataset_uri=dataset_uri, catalog_uri=catalog_uri,
             control=production_target_spec,
         )
+        self._pipeline(gate)
+        if generate_role_name:
+            self.bundle_read_policy = self._generate_reads_bundle(generate_role_name)
+        self._acknowledge_nag_findings()
 
+    def _bucket(self, name: str, *, versioned: bool, logs: s3.IBucket | None) -> s3.Bucket:
+        """A private bucket: versioned ones keep old versions 90 days, the log bucket keeps logs a year."""
+        return private_bucket(
+            self,
+            name,
+            versioned=versioned,
+            server_access_logs_bucket=logs,
+            server_access_logs_prefix=f"{name}/" if logs else None,
+            lifecycle_rules=[
+                abort_multipart_rule(),
+                *([s3.LifecycleRule(id="expire-old-versions", noncurrent_version_expiration=Duration.days(90))]
+                  if versioned else [s3.LifecycleRule(id="expire-logs", expiration=Duration.days(365))]),
+            ],
+        )
+
+    def _pipeline(self, gate: QualityGate) -> None:
+        """Source -> QualityGate -> Approve -> Release (see the module docstring)."""
         bundle = codepipeline.Artifact("PromptBundle")
         source = actions.S3SourceAction(
             action_name="PromptBundle",
@@ -84,20 +110,6 @@ class PipelineStack(Stack):
             target=QualityGate.bundle_target(self.source_bucket.bucket_name, PROMPT_BUNDLE_KEY,
                                              source.variables.version_id),
         )
-        if generate_role_name:
-            # The Generate function reads exactly the bundle object's versions, nothing else of the bucket.
-            # An identity policy created here (the evaluation stack cannot reference this bucket: the
-            # pipeline stack depends on it), attached to that role by name.
-            self.bundle_read_policy = iam.Policy(
-                self,
-                "GenerateReadsPromptBundleVersions",
-                roles=[iam.Role.from_role_name(self, "GenerateRole", generate_role_name)],
-                statements=[iam.PolicyStatement(
-                    sid="ReadCandidatePromptBundleVersions",
-                    actions=["s3:GetObject", "s3:GetObjectVersion"],
-                    resources=[self.source_bucket.arn_for_objects(PROMPT_BUNDLE_KEY)],
-                )],
-            )
         self.pipeline.add_stage(
             stage_name="Approve",
             actions=[actions.ManualApprovalAction(action_name="ReviewReport",
@@ -109,32 +121,20 @@ class PipelineStack(Stack):
                                             input=bundle, extract=False, object_key=PROMPT_BUNDLE_KEY)],
         )
 
-        self._acknowledge_nag_findings()
-
-    def _bucket(self, name: str, *, versioned: bool, logs: s3.IBucket | None) -> s3.Bucket:
-        return s3.Bucket(
+    def _generate_reads_bundle(self, generate_role_name: str) -> iam.Policy:
+        """The Generate function reads exactly the bundle object's versions, nothing else of the bucket.
+        An identity policy created here (the evaluation stack cannot reference this bucket: the pipeline
+        stack depends on it), attached to that role by name."""
+        return iam.Policy(
             self,
-            name,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            versioned=versioned,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            server_access_logs_bucket=logs,
-            server_access_logs_prefix=f"{name}/" if logs else None,
-            lifecycle_rules=[
-                s3.LifecycleRule(id="abort-multipart", abort_incomplete_multipart_upload_after=Duration.days(7)),
-                *([s3.LifecycleRule(id="expire-old-versions", noncurrent_version_expiration=Duration.days(90))]
-                  if versioned else [s3.LifecycleRule(id="expire-logs", expiration=Duration.days(365))]),
-            ],
-            removal_policy=RemovalPolicy.RETAIN,
+            "GenerateReadsPromptBundleVersions",
+            roles=[iam.Role.from_role_name(self, "GenerateRole", generate_role_name)],
+            statements=[statement("ReadCandidatePromptBundleVersions", ["s3:GetObject", "s3:GetObjectVersion"],
+                                  [self.source_bucket.arn_for_objects(PROMPT_BUNDLE_KEY)])],
         )
 
     # ---- cdk-nag (AwsSolutions): each acknowledgment is scoped to the construct it is about.
     def _acknowledge_nag_findings(self) -> None:
-        def arn_of(bucket: s3.Bucket) -> str:
-            return f"<{self.get_logical_id(bucket.node.default_child)}.Arn>"
-
         cdk_artifact_grants = (
             "generated by CDK's CodePipeline bucket grants for moving artifacts between stages; limited to "
             "this pipeline's artifact, source and release buckets"
@@ -145,25 +145,14 @@ class PipelineStack(Stack):
             "AwsSolutions-IAM5[Action::s3:List*]": f"Listing (ListBucket...) {cdk_artifact_grants}",
             "AwsSolutions-IAM5[Action::s3:DeleteObject*]": f"Replacing artifacts (DeleteObject*) {cdk_artifact_grants}",
             "AwsSolutions-IAM5[Action::s3:Abort*]": f"Aborting multipart artifact uploads {cdk_artifact_grants}",
-            f"AwsSolutions-IAM5[Resource::{arn_of(self.artifact_bucket)}/*]":
+            nag.wildcard_resource(f"{nag.arn_of(self.artifact_bucket)}/*"):
                 "Artifact object keys are generated by CodePipeline per execution; only this pipeline's artifact bucket",
-            f"AwsSolutions-IAM5[Resource::{arn_of(self.release_bucket)}/*]":
+            nag.wildcard_resource(f"{nag.arn_of(self.release_bucket)}/*"):
                 "CDK's S3 deploy action grant covers the release bucket's objects (the bundle is written as "
                 "prompt-bundle.yaml); only this pipeline's release bucket",
-            f"AwsSolutions-IAM5[Resource::{_nag_states_arn_prefix(self)}:execution:"
-            f"{self.state_machine_name}:pipeline*]":
+            nag.wildcard_resource(f"{nag.states_arn_prefix(self)}:execution:{self.state_machine_name}:pipeline*"):
                 "The quality-gate action polls the executions it starts (name prefix 'pipeline'), whose names "
                 "CodePipeline generates; only executions of the evaluation state machine",
         }
         for rule_id, reason in findings.items():
-            _ack(self.pipeline, rule_id, reason)
-
-def _ack(scope: Construct, rule_id: str, reason: str) -> None:
-    Validations.of(scope).acknowledge(Acknowledgment(id=rule_id, reason=reason))
-
-
-def _nag_states_arn_prefix(stack: Stack) -> str:
-    """How cdk-nag prints this stack's Step Functions ARN prefix in a finding id (tokens as <AWS::...>)."""
-    region = "<AWS::Region>" if Token.is_unresolved(stack.region) else stack.region
-    account = "<AWS::AccountId>" if Token.is_unresolved(stack.account) else stack.account
-    return f"arn:<AWS::Partition>:states:{region}:{account}"
+            nag.acknowledge(self.pipeline, rule_id, reason)

@@ -1,7 +1,6 @@
-"""Thin Lambda entry points: parse the event, call the core through the adapters, return a model.
-
-boto3 clients are created on first use and kept for the life of the container (``aws_client``),
-never at import, so a test can import a handler inside ``moto.mock_aws``.
+"""What the Lambda entry points share: AWS clients, a run's rubric and targets, the target of an arm and
+the judge, each made on first use and kept for the life of the container (never at import, so a test
+can import a handler inside ``moto.mock_aws``; ``reset_caches`` forgets them all).
 """
 
 from __future__ import annotations
@@ -9,6 +8,10 @@ from __future__ import annotations
 import os
 from functools import cache
 from typing import Any
+
+from fmquality.adapters.s3 import BucketStorage, S3Store
+from fmquality.config.rubric import Rubric
+from fmquality.run import layout
 
 # The Bedrock judge owns its retries (backoff with jitter, then JudgeThrottled for Step Functions):
 # botocore makes a single attempt so the two never multiply.
@@ -27,25 +30,31 @@ def aws_client(service: str) -> Any:
     return boto3.client(service, config=Config(**settings))
 
 
-@cache
-def run_rubric(bucket: str, key: str) -> Any:
-    """The resolved rubric Prepare wrote for a run (runs/<run_id>/rubric.json), read once per
-    container: every item of a run uses the same key."""
-    from fmquality.adapters.s3 import S3Store
-    from fmquality.config.rubric import Rubric
-
-    return Rubric.model_validate(S3Store(aws_client("s3")).read_json(bucket, key))
+def run_storage(bucket: str) -> BucketStorage:
+    """The bucket of the run's files (``run.layout``)."""
+    return BucketStorage(S3Store(aws_client("s3")), bucket)
 
 
 @cache
-def run_targets(bucket: str, key: str) -> dict[str, Any]:
-    """The target specs Prepare wrote for a run (runs/<run_id>/targets.json, ``ssm:`` already resolved):
-    {"candidate": TargetSpec, "control": TargetSpec | None}, read once per container."""
-    from fmquality.adapters.s3 import S3Store
-    from fmquality.targets.base import TargetSpec
+def run_rubric(bucket: str, key: str) -> Rubric:
+    """The resolved rubric Prepare wrote for a run, read once per container: every item of a run uses it."""
+    return layout.read_rubric(run_storage(bucket), key)
 
-    raw = S3Store(aws_client("s3")).read_json(bucket, key)
-    return {arm: TargetSpec.model_validate(raw[arm]) if raw.get(arm) else None for arm in ("candidate", "control")}
+
+@cache
+def run_targets(bucket: str, key: str) -> layout.RunTargets:
+    """The target specs Prepare wrote for a run (``ssm:`` already resolved), read once per container."""
+    return layout.read_targets(run_storage(bucket), key)
+
+
+@cache
+def target_for(bucket: str, targets_key: str, arm: str, rubric_key: str | None) -> Any:
+    """One target per run and arm per container, so its client and loaded prompt bundle are reused; the
+    run's rubric prices Bedrock answers."""
+    from fmquality.run.targets import arm_target  # the target implementations: Generate's only
+
+    rubric = run_rubric(bucket, rubric_key) if rubric_key else None
+    return arm_target(run_targets(bucket, targets_key), arm, rubric, where=f"s3://{bucket}/{targets_key}")
 
 
 @cache
@@ -61,7 +70,8 @@ def judge_for(name: str, model_id: str | None) -> Any:
     judge = make_judge(name, model_id, boto3_client=client)
     table_name = os.environ.get("TABLE_NAME")
     if name == "bedrock" and table_name and os.environ.get("VERDICT_CACHE", "on").lower() != "off":
-        from fmquality.judges.cache import CachingJudge, DynamoVerdictStore
+        from fmquality.adapters.verdicts import DynamoVerdictStore
+        from fmquality.judges.cache import CachingJudge
 
         judge = CachingJudge(judge, DynamoVerdictStore(table_name, aws_client("dynamodb")))
     return judge
@@ -69,13 +79,5 @@ def judge_for(name: str, model_id: str | None) -> Any:
 
 def reset_caches() -> None:
     """Forget cached clients, rubrics, targets and judges (tests: each moto mock is a fresh account)."""
-    import sys
-
-    aws_client.cache_clear()
-    run_rubric.cache_clear()
-    run_targets.cache_clear()
-    judge_for.cache_clear()
-    # The Generate function's targets, only if that handler was ever imported (it imports the target code).
-    generate_module = sys.modules.get("handlers.generate")
-    if generate_module is not None:
-        generate_module.target_for.cache_clear()
+    for cached in (aws_client, run_rubric, run_targets, target_for, judge_for):
+        cached.cache_clear()

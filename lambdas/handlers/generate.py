@@ -8,27 +8,22 @@ The output is the Map item's state with ``item.response`` and ``generation`` fil
 it as the state (OutputPath), so keys this handler does not read are returned unchanged.
 
 Only the target kinds the deployment allows are built (``ALLOWED_TARGET_KINDS``, see
-``fmquality.targets.policy``; ``python:`` never on AWS by default): any other raises
-``TargetKindRefused``, which the Map's Catch records as the item's error. An answer the target did
-not finish comes back as ``GenerationIncomplete`` when the run's rubric fails such answers.
+``fmquality.targets.policy``; ``python:`` never on AWS by default; ``run.targets.arm_target``): any
+other raises ``TargetKindRefused``, which the Map's Catch records as the item's error. An answer the
+target did not finish comes back as ``GenerationIncomplete`` when the run's rubric fails such answers.
 """
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from fmquality.run.generate import generate, incomplete_error
 from fmquality.domain.results import Generation
-from fmquality.targets import make_target, resolve_spec
-from fmquality.targets.aws import default_client_factory
-from fmquality.domain.errors import TargetKindRefused
-from fmquality.targets.policy import allowed_target_kinds, check_target_kind
-from handlers import run_rubric, run_targets
+from fmquality.run.generate import generate, incomplete_error
+from handlers import target_for
 from handlers.events import GenerateEvent
 
 logger = Logger()
@@ -38,32 +33,6 @@ metrics = Metrics(service="")
 
 GENERATION_FAILED = "GenerationFailed"
 GENERATION_INCOMPLETE = "GenerationIncomplete"
-__all__ = ["GENERATION_FAILED", "GENERATION_INCOMPLETE", "TargetKindRefused", "TargetNotConfigured", "handler"]
-
-
-class TargetNotConfigured(LookupError):
-    """The item names an arm the run has no target for (a control item in a run without a control)."""
-
-
-@cache
-def target_for(bucket: str, targets_key: str, arm: str, rubric_key: str | None) -> Any:
-    """One target per run and arm per container, so its client and loaded prompt bundle are reused.
-    Its clients are the target's own (its timeout, one attempt per call: ``generate`` owns the
-    retries), not the shared ones, whose botocore retries would multiply with them; the run's rubric
-    prices Bedrock answers."""
-    spec = run_targets(bucket, targets_key).get(arm)
-    if spec is None:
-        raise TargetNotConfigured(f"s3://{bucket}/{targets_key} has no {arm} target")
-    # Read on every build, not cached with the target: the deployment's setting, never the input's.
-    allowed = allowed_target_kinds()
-    where = "target" if arm == "candidate" else arm
-    check_target_kind(spec, allowed, where)
-    client = default_client_factory(spec.timeout_s)
-    if spec.kind == "ssm":  # Prepare resolves ssm: specs; one that reaches here is checked once resolved
-        spec = resolve_spec(spec, client)
-        check_target_kind(spec, allowed, where)
-    rubric = run_rubric(bucket, rubric_key) if rubric_key else None
-    return make_target(spec, client, rubric=rubric)
 
 
 def _record_metrics(generation: Generation) -> None:

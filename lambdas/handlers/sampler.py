@@ -14,7 +14,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import Field
 
 from fmquality.adapters.s3 import S3Store, s3_uri
-from fmquality.config.watch import WatchConfig, load_watch_config
+from fmquality.config.watch import WatchConfig
+from fmquality.config.watch_loader import load_watch_config
 from fmquality.production.sample import (SAMPLE_TRIGGER, dataset_text, read_turns_s3, sample_key,
                                          stratified_sample)
 from handlers import aws_client

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from fmquality.run.calibrate import load_plan
-from fmquality.cli.main import EXIT_BAD_INPUT, EXIT_PASSED, main
+from fmquality.cli.common import EXIT_BAD_INPUT, EXIT_PASSED
+from fmquality.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 REPO = Path(__file__).resolve().parents[2]

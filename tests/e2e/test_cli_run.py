@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.cli.main import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, main
+from fmquality.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED
+from fmquality.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RESULT_FIELDS = {"test_id", "intent", "locale", "status", "passed", "composite_score", "threshold",

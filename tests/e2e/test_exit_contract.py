@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.cli import main as cli
-from fmquality.cli.main import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, EXIT_RUN_FAILED, main
+from fmquality.engines import direct
+from fmquality.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, EXIT_RUN_FAILED
+from fmquality.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -61,7 +62,7 @@ def test_an_internal_error_exits_3_not_1(tmp_path, monkeypatch, capsys):
     def broken(*_args, **_kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(cli, "_evaluate_direct", broken)
+    monkeypatch.setattr(direct, "evaluate", broken)
     assert run(tmp_path / "out", FIXTURES / "cli_good.jsonl") == EXIT_RUN_FAILED
     assert "internal error: RuntimeError: boom" in capsys.readouterr().err
 
@@ -74,7 +75,7 @@ def test_a_killed_run_leaves_no_earlier_report_looking_current(tmp_path, monkeyp
     def killed(*_args, **_kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_evaluate_direct", killed)
+    monkeypatch.setattr(direct, "evaluate", killed)
     assert run(out, FIXTURES / "cli_good.jsonl") == EXIT_RUN_FAILED
     assert not (out / "report.json").exists() and not (out / "results.jsonl").exists()
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
@@ -83,7 +84,7 @@ def test_a_killed_run_leaves_no_earlier_report_looking_current(tmp_path, monkeyp
 def test_an_unwritable_output_folder_exits_3_before_any_work(tmp_path, monkeypatch, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder", encoding="utf-8")
-    monkeypatch.setattr(cli, "_evaluate_direct", lambda *a, **k: pytest.fail("scored into an unwritable folder"))
+    monkeypatch.setattr(direct, "evaluate", lambda *a, **k: pytest.fail("scored into an unwritable folder"))
     assert run(blocker / "out", FIXTURES / "cli_good.jsonl") == EXIT_RUN_FAILED
     assert "cannot write to" in capsys.readouterr().err
 

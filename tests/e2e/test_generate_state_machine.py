@@ -2,33 +2,28 @@
 a regressed target fails the gate naming its intent, a target that never answers leaves error records
 only, and a control arm lands in control_results.jsonl.
 
-Each scenario runs twice where it can: with a minimal double of ``fmquality.run.generate`` /
-``fmquality.targets.make_target`` (this branch predates them) and with the real ones, which skip
-until the targets branch is merged.
+Each scenario runs twice: with a minimal double of ``fmquality.run.generate`` and of the target
+builder, and with the real ones.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import json
-import sys
 import time
-import types
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fmquality.engines.local import TABLE_NAME, run_local_execution
-from fmquality.domain.results import Generation, GenerationUsage
+from fmquality.domain.results import Generation
 from fmquality.domain.case import TestCase
 
 REPO = Path(__file__).resolve().parents[2]
 GOOD = REPO / "tests" / "fixtures" / "cli_good.jsonl"
 FAST = {"retry_wait_cap_s": 0.01}
 CHATBOT = "python:tests.e2e.chatbot_double"
-REAL_GENERATE = importlib.util.find_spec("fmquality.run.generate") is not None
 
 
 class _DoubleTarget:
@@ -65,24 +60,15 @@ def _double_generate(case: TestCase, target: _DoubleTarget) -> tuple[TestCase, G
 @pytest.fixture(params=["double", "real"])
 def generation(request, monkeypatch):
     """handlers.generate wired to the double or to the real generation code."""
-    import fmquality.targets as targets
+    import fmquality.run.targets as run_targets
+    import handlers
 
-    if request.param == "real" and not REAL_GENERATE:
-        pytest.skip("fmquality.run.generate is not on this branch yet (the targets branch adds it)")
+    handlers.target_for.cache_clear()
     if request.param == "double":
-        if not REAL_GENERATE:
-            stub = types.ModuleType("fmquality.run.generate")
-            stub.generate = _double_generate
-            monkeypatch.setitem(sys.modules, "fmquality.run.generate", stub)
-        monkeypatch.setattr(targets, "make_target", _double_make_target, raising=False)
-    sys.modules.pop("handlers.generate", None)
-    module = importlib.import_module("handlers.generate")
-    if request.param == "double":
-        monkeypatch.setattr(module, "generate", _double_generate)
-        monkeypatch.setattr(module, "make_target", _double_make_target)
+        monkeypatch.setattr(run_targets, "make_target", _double_make_target)
+        monkeypatch.setattr(importlib.import_module("handlers.generate"), "generate", _double_generate)
     yield request.param
-    # Its references to the double must not outlive the test.
-    sys.modules.pop("handlers.generate", None)
+    handlers.target_for.cache_clear()  # its targets must not outlive the test
 
 
 def _rows(text: str | None) -> dict[str, dict[str, Any]]:

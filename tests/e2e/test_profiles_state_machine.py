@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fmquality.cli.main import EXIT_GATE_FAILED, EXIT_PASSED, main
+from fmquality.cli.common import EXIT_GATE_FAILED, EXIT_PASSED
+from fmquality.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 TOOL_USE = REPO / "datasets" / "tool_use" / "examples.jsonl"

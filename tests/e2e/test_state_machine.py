@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from fmquality.cli.main import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, main
+from fmquality.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED
+from fmquality.cli.main import main
 from fmquality.domain.errors import JudgeThrottled
 from fmquality.engines import local as local_engine
+from fmquality.engines.inprocess import FakeContext
 from fmquality.engines.local import TABLE_NAME, run_local_execution
 from fmquality.engines.moto_hooks import check_moto_compatibility
 
@@ -29,14 +31,18 @@ def _results(outcome) -> dict[str, dict[str, Any]]:
     return by_id
 
 
-def _real_handler(module: str):
+def _replace_handler(monkeypatch, module: str, replacement) -> None:
+    """Put ``replacement(event, dimension, real)`` in place of ``handlers.<module>.handler`` for the
+    test (the engine looks the handler up on every invocation); ``real(event)`` runs the real one."""
     import importlib
+    import os
 
-    return importlib.import_module(f"handlers.{module}").handler
-
-
-def _ctx():
-    return local_engine._FakeContext("override")
+    handlers_module = importlib.import_module(f"handlers.{module}")
+    real = handlers_module.handler
+    # The scorers share one handler: DIMENSION, set by the engine from the function's environment, says which.
+    monkeypatch.setattr(handlers_module, "handler",
+                        lambda event, context: replacement(event, os.environ.get("DIMENSION"),
+                                                           lambda e: real(e, FakeContext("real"))))
 
 
 def test_moto_hooks_still_fit_the_pinned_moto():
@@ -88,30 +94,33 @@ def test_regressed_dataset_fails_with_quality_gate_failed_naming_the_rule(tmp_pa
     assert json.loads((out / "report.json").read_text())["execution"]["error"] == "QualityGateFailed"
 
 
-def test_judge_throttling_twice_is_retried_by_the_asl_and_the_item_is_scored():
+def test_judge_throttling_twice_is_retried_by_the_asl_and_the_item_is_scored(monkeypatch):
     attempts: dict[str, int] = {}
 
-    def flaky_relevance(event):
+    def flaky_relevance(event, dimension, real):
         test_id = event["item"]["test_id"]
-        attempts[test_id] = attempts.get(test_id, 0) + 1
-        if test_id == "pq-uzumaki-good" and attempts[test_id] <= 2:
-            raise JudgeThrottled("relevance: judge failed after 5 attempts: ThrottlingException")
-        return _real_handler("score_dimension")(event, _ctx())
+        if dimension == "relevance":
+            attempts[test_id] = attempts.get(test_id, 0) + 1
+            if test_id == "pq-uzumaki-good" and attempts[test_id] <= 2:
+                raise JudgeThrottled("relevance: judge failed after 5 attempts: ThrottlingException")
+        return real(event)
 
-    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", overrides={"relevance": flaky_relevance}, **FAST)
+    _replace_handler(monkeypatch, "score_dimension", flaky_relevance)
+    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", **FAST)
     assert attempts["pq-uzumaki-good"] == 3 and attempts["faq-returns-good"] == 1
     result = _results(outcome)["pq-uzumaki-good"]
     assert result["status"] == "scored" and result["dimension_scores"]["relevance"]["status"] == "scored"
     assert outcome.status == "SUCCEEDED"
 
 
-def test_a_scorer_that_always_fails_gives_an_error_record_and_the_gate_fails_closed():
-    def broken_fluency(event):
-        if event["item"]["test_id"] == "faq-returns-good":
+def test_a_scorer_that_always_fails_gives_an_error_record_and_the_gate_fails_closed(monkeypatch):
+    def broken_fluency(event, dimension, real):
+        if dimension == "fluency" and event["item"]["test_id"] == "faq-returns-good":
             raise RuntimeError("fluency scorer crashed")
-        return _real_handler("score_dimension")(event, _ctx())
+        return real(event)
 
-    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", overrides={"fluency": broken_fluency}, **FAST)
+    _replace_handler(monkeypatch, "score_dimension", broken_fluency)
+    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", **FAST)
     results = _results(outcome)
     assert set(results) == {"faq-returns-good", "pq-uzumaki-good"}  # nothing lost
     errored = results["faq-returns-good"]
@@ -142,15 +151,15 @@ def test_skip_invalid_puts_bad_lines_in_the_rejected_file_and_runs_the_rest(tmp_
     assert sorted(results) == ["faq-returns-good", "pq-2"]
 
 
-def test_an_item_run_twice_by_a_retry_leaves_one_result():
+def test_an_item_run_twice_by_a_retry_leaves_one_result(monkeypatch):
     """Composite writes its result, then the invocation fails as a Lambda service error: the ASL's
     Retry runs Composite again for the same item. The result is keyed, so it is replaced, not added."""
     service_error = type("Lambda.ServiceException", (Exception,), {})
     calls: dict[str, int] = {}
     stored: dict[str, int] = {}
 
-    def composite_then_fail(event):
-        result = _real_handler("composite")(event, _ctx())
+    def composite_then_fail(event, _dimension, real):
+        result = real(event)
         test_id = event["item"]["test_id"]
         calls[test_id] = calls.get(test_id, 0) + 1
         if calls[test_id] == 1:
@@ -163,8 +172,9 @@ def test_an_item_run_twice_by_a_retry_leaves_one_result():
             ExpressionAttributeValues={":pk": {"S": "RUN#twice"}, ":r": {"S": "RESULT#"}}, Select="COUNT",
         )["Count"]
 
+    _replace_handler(monkeypatch, "composite", composite_then_fail)
     outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", run_id="twice",
-                                  overrides={"composite": composite_then_fail}, inspect_aws=count_results, **FAST)
+                                  inspect_aws=count_results, **FAST)
     assert calls == {"faq-returns-good": 2, "pq-uzumaki-good": 2}
     assert stored["n"] == 2 and len(_results(outcome)) == 2
     assert outcome.report["total_cases"] == 2 and outcome.status == "SUCCEEDED"

@@ -23,7 +23,7 @@ def raw() -> dict:
 
 def test_vocabulary_matches_the_core_models():
     # infra/ may not import lambdas/, so it keeps its own copy: it must not drift.
-    from fmquality.domain.scores import DIMENSIONS as CORE_DIMENSIONS
+    from fmquality.schemes.mangaassist import DIMENSIONS as CORE_DIMENSIONS
     from fmquality.domain.case import Intent
 
     assert DIMENSIONS == CORE_DIMENSIONS

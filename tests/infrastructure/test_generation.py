@@ -157,7 +157,7 @@ def fully_configured(synth):
 
     import app as cdk_app
     from infra.constructs.production_target import ProductionTarget
-    from infra.constructs.scorer_functions import EvaluationFunctions
+    from infra.constructs.evaluation_functions import EvaluationFunctions
     from infra.constructs.storage import Storage
 
     raw = {**json.loads(synth.config.model_dump_json()), "generation": {

@@ -122,3 +122,16 @@ def test_drift_and_kappa_alarms_notify_the_alerts_topic(watch_template):
     for alarm in drift + kappa:
         (action,) = alarm["AlarmActions"]
         assert "MonitoringAlertsTopic" in action["Ref"]  # the alerts topic, passed in from the parent
+
+
+def test_the_watch_key_prefixes_are_the_cores():
+    """infra/ keeps its own copies of the key prefixes its grants name (it never imports lambdas/)."""
+    from datetime import date
+
+    from fmquality.production.capture import TURNS_PREFIX as CORE_TURNS_PREFIX
+    from fmquality.production.sample import sample_key
+
+    from infra.constructs.production_watch import SAMPLES_PREFIX, TURNS_PREFIX
+
+    assert TURNS_PREFIX == CORE_TURNS_PREFIX
+    assert sample_key(date(2026, 11, 23)).startswith(f"{SAMPLES_PREFIX}sample-")

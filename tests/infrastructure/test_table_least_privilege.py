@@ -30,7 +30,7 @@ SCORER = {"dynamodb:GetItem": {VERDICT}, "dynamodb:PutItem": {VERDICT}}
 
 def test_the_prefixes_are_the_ones_the_core_writes():
     from fmquality.adapters.dynamodb import catalog_pk, dataset_pk, run_pk, verdict_pk
-    from fmquality.production.review import REVIEW_PK_PREFIX
+    from fmquality.adapters.review_queue import REVIEW_PK_PREFIX
 
     assert (storage.RUN_PK_PREFIX, storage.DATASET_PK_PREFIX, storage.VERDICT_PK_PREFIX, storage.CATALOG_PK_PREFIX,
             storage.REVIEW_PK_PREFIX) == (run_pk(""), dataset_pk(""), verdict_pk(""), catalog_pk(""), REVIEW_PK_PREFIX)

@@ -261,7 +261,7 @@ def _generation(target_id, kind="python", version=None, latency_ms=100.0, tokens
 
 
 def test_aggregate_of_a_paired_run_reads_both_arms(aws, lambda_context, monkeypatch):
-    import handlers.aggregate as aggregate
+    import fmquality.run.aggregate as aggregate
     from fmquality.domain.results import EvaluationResult
     from fmquality.domain.report import RunReport
 
@@ -351,17 +351,6 @@ def test_aggregate_counts_failed_generations_as_errors_not_scores(aws, lambda_co
         "items": 3, "generated": 1, "errors": 2, "without_generation": 0, "attempts": 3,
         "latency_ms": {"mean": 100.0, "p95": 100.0}, "input_tokens": 300, "output_tokens": 60, "cost_usd": None}
     assert read_text_if_exists(aws, "runs/run-gen-fail/control_results.jsonl") is None
-
-
-def test_aggregate_reads_items_written_before_arms_existed(aws, lambda_context):
-    prepared = _prepare(aws, lambda_context, "run-old")
-    # items.json as it was (bare cases) and no targets.json: a recorded, unpaired run.
-    aws.s3.put_object(Bucket=BUCKET, Key=prepared["items_key"], Body=json.dumps(CASES).encode())
-    aws.s3.delete_object(Bucket=BUCKET, Key=prepared["targets_key"])
-    for case in CASES:
-        _score(lambda_context, prepared, case)
-    out = _aggregate(lambda_context, prepared, targets_key=None)
-    assert out["gate_passed"] is True and out["total_cases"] == len(CASES) and out["control_cases"] == 0
 
 
 def read_text_if_exists(aws, key):

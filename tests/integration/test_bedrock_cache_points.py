@@ -15,6 +15,7 @@ from bench.standin import MAX_CACHE_POINTS, cache_point_count
 from fmquality.judges.bedrock import judge as bedrock
 from fmquality.judges.bedrock.judge import CACHE_POINT, BedrockJudge
 from fmquality.config.rubric import load_rubric
+from fmquality.schemes import scheme_for
 from tests.integration.conftest_standin import bedrock_standin  # noqa: F401 - shared fixture
 from tests.unit.test_bedrock_prompt_cache import SHIPPED, prompts_of
 
@@ -89,7 +90,7 @@ def test_the_judges_requests_are_cached_exactly_where_they_carry_a_cache_point(b
     sent = bedrock_standin.requests(MODEL_ID)
     with_point = [body for body in sent if body["system"][1:] == [CACHE_POINT]]
     stats = bedrock_standin.stats()
-    if rubric.profile_spec.scorer is None:
+    if scheme_for(rubric).judge_prompt == "mangaassist":
         assert len(with_point) == len(sent) == 2 * len(shapes)
         assert stats["cache_writes"] == stats["cache_reads"] == len(shapes)
         assert not [r for r in caplog.records if "prompt caching off" in r.getMessage()]

@@ -2,7 +2,7 @@
 against the stand-in: 35 % of the stand-in's replies are malformed (a missing sub-score, a level out
 of range, text instead of the tool call, a verdict cut off at maxTokens), drawn at random and
 independently for every request, the re-ask included. The same golden items are scored without the
-re-ask (before) and with it (after).
+re-ask (before: a single attempt per call, so none is left for a re-ask) and with it (after).
 
 What the mechanism must reach: at least half of the re-asks recover a valid verdict (with
 independent faults the expectation is 1 - 0.35 = 65 %; a real model that repeats its mistake would
@@ -43,11 +43,13 @@ def items():
 def storm(items, rubric, *, reask: bool) -> dict:
     with BedrockStandin(fault_rate=MALFORMED_RATE, fault_kinds=MALFORMED, seed=SEED, keep_bodies=False,
                         max_lifetime_s=300.0) as standin:
-        judge = BedrockJudge(MODEL_ID, standin.client(), sleep=lambda _: None, reask_invalid=reask)
+        judge = BedrockJudge(MODEL_ID, standin.client(), sleep=lambda _: None, max_attempts=None if reask else 1)
         results = evaluate_cases(items, rubric, judge, concurrency=1, adaptive=False)
         stats = standin.stats()
     judged = [d for r in results for d in r.dimension_scores.values() if d.judge_calls]
     unscored = [d for d in judged if d.status == "unscored"]
+    # Only malformed output is injected (no throttling, no transport faults): a second call is a re-ask.
+    reasked = [d for d in judged if d.judge_calls == 2]
     return {
         "items": len(results),
         "unscored_items": sum(r.status == "unscored" for r in results),
@@ -57,7 +59,8 @@ def storm(items, rubric, *, reask: bool) -> dict:
         "calls": sum(d.judge_calls for d in judged),
         "requests": stats["requests"],
         "malformed": sum(stats["faults"].values()),
-        **judge.reask_stats(),
+        "reasks": len(reasked),
+        "recovered": sum(d.status == "scored" for d in reasked),
     }
 
 

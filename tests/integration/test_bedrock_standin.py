@@ -14,8 +14,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from bench.standin import BedrockStandin, estimate_tokens, offline_verdict_fn
-from fmquality.schemes.mangaassist import dimension_module
-from fmquality.scoring.plan import render_case, score_dimension
+from fmquality.schemes.mangaassist import MANGAASSIST, render_case
+from fmquality.scoring.case import score_dimension
 from fmquality.judges.base import JudgeOutcome, JudgeRequest
 from fmquality.domain.errors import JudgeThrottled
 from fmquality.judges.bedrock.judge import BedrockJudge
@@ -49,7 +49,7 @@ def make_request(case: TestCase, rubric, dimension: str = "relevance", sub_score
         case=case,
         rubric_version=rubric.version,
         guidance=rubric.judge_guidance[dimension],
-        case_text=render_case(case),
+        case_data=render_case(case),
         check_findings=["expected product B0BERSERK01 is mentioned"],
     )
 
@@ -229,7 +229,6 @@ def test_an_explicit_minimum_applies_to_every_model():
 
 def test_throttling_storm_every_case_gets_a_verdict_or_a_throttled_unscored_outcome(rubric):
     clock = VirtualClock()
-    module = dimension_module("fluency")
     cases = [make_case(n) for n in range(40)]
     with BedrockStandin(requests_per_second=5, burst=5, clock=clock) as standin:
         # One shared client and judge, ten threads: the rubric's own retry settings, in virtual time.
@@ -240,7 +239,7 @@ def test_throttling_storm_every_case_gets_a_verdict_or_a_throttled_unscored_outc
             if case.test_id.endswith(tuple(f"{n:03d}" for n in range(10))):
                 start.wait()  # the first ten fire together
             capture = Capture(judge)
-            return score_dimension(module, case, rubric, capture), capture.outcome
+            return score_dimension(MANGAASSIST, "fluency", case, rubric, capture), capture.outcome
 
         with ThreadPoolExecutor(max_workers=10) as pool:
             results = list(pool.map(score, cases))
@@ -271,16 +270,15 @@ def test_throttling_storm_every_case_gets_a_verdict_or_a_throttled_unscored_outc
 
 def test_throttling_that_outlives_the_retries_is_unscored_or_raised_for_the_orchestrator(rubric):
     frozen = VirtualClock()  # never advanced: the bucket never refills
-    module = dimension_module("fluency")
     with BedrockStandin(requests_per_second=1, burst=1, clock=frozen) as standin:
         judge = BedrockJudge(MODEL_ID, standin.client(), max_attempts=3, sleep=lambda _: None)
-        assert score_dimension(module, make_case(1), rubric, judge).status == "scored"
+        assert score_dimension(MANGAASSIST, "fluency", make_case(1), rubric, judge).status == "scored"
         capture = Capture(judge)
-        score = score_dimension(module, make_case(2), rubric, capture)
+        score = score_dimension(MANGAASSIST, "fluency", make_case(2), rubric, capture)
         assert score.status == "unscored" and score.score is None and score.judge_calls == 3
         assert capture.outcome.throttled and "ThrottlingException" in score.unscored_reason
         with pytest.raises(JudgeThrottled):
-            score_dimension(module, make_case(3), rubric, judge, raise_on_throttle=True)
+            score_dimension(MANGAASSIST, "fluency", make_case(3), rubric, judge, raise_on_throttle=True)
         assert standin.stats()["quota_throttled"] == 6 and standin.stats()["ok"] == 1
 
 
@@ -288,7 +286,7 @@ def test_a_server_error_then_success_is_scored_after_two_calls(bedrock_standin, 
     bedrock_standin.inject(["500"])
     delays: list[float] = []
     judge = BedrockJudge(MODEL_ID, bedrock_standin.client(), sleep=delays.append)
-    score = score_dimension(dimension_module("fluency"), make_case(), rubric, judge)
+    score = score_dimension(MANGAASSIST, "fluency", make_case(), rubric, judge)
     assert score.status == "scored" and score.score is not None
     assert score.judge_calls == 2 and len(delays) == 1
     stats = bedrock_standin.stats()
@@ -308,7 +306,7 @@ def test_a_client_error_is_not_retried(bedrock_standin, rubric):
 def test_malformed_output_twice_leaves_the_dimension_unscored_after_one_re_ask(bedrock_standin, rubric, fault):
     bedrock_standin.inject([fault, fault])
     judge = BedrockJudge(MODEL_ID, bedrock_standin.client(), sleep=lambda _: None)
-    score = score_dimension(dimension_module("fluency"), make_case(), rubric, judge)
+    score = score_dimension(MANGAASSIST, "fluency", make_case(), rubric, judge)
     assert score.status == "unscored" and score.score is None and score.sub_scores == {}
     assert score.unscored_reason.startswith("invalid judge output: ") and "re-asked once" in score.unscored_reason
     assert score.judge_calls == 2 and score.judge_raw
@@ -322,18 +320,17 @@ def test_a_read_timeout_is_retried_and_a_persistent_one_leaves_the_dimension_uns
     # stand-in through the service-specific endpoint variable.
     monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", bedrock_standin.url)
     bedrock_standin.hang_s = 1.5
-    module = dimension_module("fluency")
 
     bedrock_standin.inject(["timeout", "ok"])
     delays: list[float] = []
     judge = BedrockJudge(MODEL_ID, read_timeout_s=0.3, sleep=delays.append)
-    score = score_dimension(module, make_case(), rubric, judge)
+    score = score_dimension(MANGAASSIST, "fluency", make_case(), rubric, judge)
     assert score.status == "scored" and score.judge_calls == 2 and len(delays) == 1
 
     bedrock_standin.inject(["timeout", "timeout"])
     judge = BedrockJudge(MODEL_ID, read_timeout_s=0.3, max_attempts=2, sleep=lambda _: None)
     capture = Capture(judge)
-    score = score_dimension(module, make_case(), rubric, capture)
+    score = score_dimension(MANGAASSIST, "fluency", make_case(), rubric, capture)
     assert score.status == "unscored" and score.score is None
     assert score.unscored_reason == "judge failed after 2 attempts: ReadTimeoutError"
     assert not capture.outcome.throttled

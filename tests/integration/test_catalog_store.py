@@ -69,7 +69,8 @@ def test_prepare_reads_the_latest_snapshot_and_records_its_version(aws, tmp_path
     assert EvaluationTable(TABLE, aws.ddb).get_run("table-run")["catalog"] == "dynamodb:2026-11-20"
     from handlers.aggregate import handler as aggregate
 
-    aggregated = aggregate(load_event("aggregate.json", **{k: out[k] for k in ("run_id", "rubric_key", "items_key")}),
+    aggregated = aggregate(load_event("aggregate.json", **{k: out[k] for k in ("run_id", "rubric_key", "items_key",
+                                                                      "targets_key")}),
                            lambda_context)
     assert read_json(aws.s3, aggregated["report_key"])["catalog"] == "dynamodb:2026-11-20"
 
@@ -78,7 +79,7 @@ def test_prepare_reads_the_latest_snapshot_and_records_its_version(aws, tmp_path
 
 
 def test_unknown_versions_and_an_empty_table_are_rejected_by_name(aws, tmp_path, lambda_context):
-    from handlers.prepare import DatasetRejected
+    from fmquality.domain.errors import DatasetRejected
 
     put_dataset(aws.s3, CASES)
     with pytest.raises(DatasetRejected, match=r"dynamodb:latest: no catalog snapshot has been loaded"):
@@ -122,7 +123,7 @@ class FailingBatchWrites:
 
 def test_a_load_that_fails_halfway_never_becomes_current(aws, tmp_path, lambda_context, capsys):
     from fmquality.cli.aws import run_catalog_command
-    from handlers.prepare import DatasetRejected
+    from fmquality.domain.errors import DatasetRejected
 
     assert _load(_catalog_file(tmp_path, [TOMIE]), "--snapshot-date", "2026-11-13") == 0
     args = Namespace(file=_catalog_file(tmp_path, [TOMIE, *FILLERS], "next.json"), table=TABLE,

@@ -1,17 +1,12 @@
 """The Generate handler against moto S3: targets.json read once per container, the item's arm picks
 its target, a failed generation comes back as an error (never an answer to score), and the metrics.
-
-``fmquality.run.generate`` and ``fmquality.targets.make_target`` come from the targets branch; until it is
-merged a minimal double stands in for them (and one test with the real code skips).
+Doubles stand in for the target builder and ``generate`` except in the last test.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import json
-import sys
-import types
 from typing import Any
 
 import pytest
@@ -19,7 +14,6 @@ from pydantic import ValidationError
 
 from moto_env import BUCKET, CASES, load_event
 
-REAL_GENERATE = importlib.util.find_spec("fmquality.run.generate") is not None
 TARGETS_KEY = "runs/run-fixture/targets.json"
 CONTROL_ARN = "arn:aws:lambda:us-east-1:123456789012:function:mangaassist-chat:12"
 
@@ -59,26 +53,22 @@ class _Doubles:
 
 
 @pytest.fixture
-def module(monkeypatch):
-    """handlers.generate, importable on this branch (stub modules only where the real ones are missing)."""
-    import fmquality.targets as targets
+def module():
+    """handlers.generate, with no target cached from an earlier test."""
+    import handlers
 
-    if not REAL_GENERATE:
-        stub = types.ModuleType("fmquality.run.generate")
-        stub.generate = lambda case, target: pytest.fail("the test did not install its generate double")
-        monkeypatch.setitem(sys.modules, "fmquality.run.generate", stub)
-    if not hasattr(targets, "make_target"):
-        monkeypatch.setattr(targets, "make_target", lambda spec, client=None: pytest.fail("no make_target double"),
-                            raising=False)
-    sys.modules.pop("handlers.generate", None)
+    handlers.target_for.cache_clear()
     yield importlib.import_module("handlers.generate")
-    sys.modules.pop("handlers.generate", None)
+    handlers.target_for.cache_clear()
 
 
 @pytest.fixture
 def doubles(module, monkeypatch) -> _Doubles:
+    """The run's targets built by the double (``run.targets`` builds them), answers from its generate."""
+    import fmquality.run.targets as run_targets
+
     d = _Doubles()
-    monkeypatch.setattr(module, "make_target", d.make_target)
+    monkeypatch.setattr(run_targets, "make_target", d.make_target)
     monkeypatch.setattr(module, "generate", d.generate)
     return d
 
@@ -168,7 +158,9 @@ def test_a_failed_generation_returns_an_error_and_no_answer(aws, lambda_context,
 
 def test_a_control_item_in_a_run_without_a_control_is_refused(aws, lambda_context, doubles, module):
     _put_targets(aws, BEDROCK, None)
-    with pytest.raises(module.TargetNotConfigured, match="has no control target"):
+    from fmquality.domain.errors import TargetNotConfigured
+
+    with pytest.raises(TargetNotConfigured, match="has no control target"):
         module.handler(load_event("generate.json", arm="control"), lambda_context)
     assert doubles.built == []
 
@@ -179,7 +171,6 @@ def test_a_malformed_generate_event_names_the_field(aws, lambda_context, doubles
     assert [e["loc"] for e in caught.value.errors()] == [("arm",)]
 
 
-@pytest.mark.skipif(not REAL_GENERATE, reason="fmquality.run.generate is not on this branch yet (the targets branch adds it)")
 def test_the_real_generation_code_answers_through_a_python_target(aws, lambda_context, module, monkeypatch):
     monkeypatch.setenv("ALLOWED_TARGET_KINDS", "recorded,python")  # python: targets only where allowed
     spec = {"kind": "python", "ref": "tests.e2e.chatbot_double:recorded"}

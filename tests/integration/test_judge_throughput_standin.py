@@ -11,6 +11,7 @@ import pytest
 
 from bench.standin import BedrockStandin
 from fmquality.run.dataset import load_catalog, load_dataset
+from fmquality.schemes import scheme_for
 from fmquality.scoring.plan import plan_case
 from fmquality.run.estimate import estimate_run
 from fmquality.run.evaluate import evaluate_case, evaluate_cases
@@ -29,7 +30,7 @@ def golden():
 
 
 def open_dimensions(case, rubric) -> dict[str, list[str]]:
-    plans = list(plan_case(case, rubric).values())
+    plans = list(plan_case(scheme_for(rubric), case, rubric).values())
     return {p.dimension: list(p.request.sub_scores) for p in plans if p.final is None and p.request is not None}
 
 

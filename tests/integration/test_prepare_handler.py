@@ -71,7 +71,7 @@ def test_a_given_run_id_is_only_a_label_and_an_existing_run_is_never_registered_
     that run. The id is the execution's name; the input's run_id is kept as a label; a taken id stops
     Prepare before anything is written."""
     from fmquality.adapters.dynamodb import EvaluationTable
-    from handlers.prepare import RunAlreadyExists
+    from fmquality.domain.errors import RunAlreadyExists
 
     put_dataset(aws.s3, CASES)
     first = _prepare(load_event("prepare.json", execution_name="weekly-1", run_id="the-baseline"), lambda_context)
@@ -96,7 +96,7 @@ def test_a_run_registers_once_even_when_two_writers_race(aws):
 
 
 def test_prepare_rejects_bad_lines_listing_file_line_and_field(aws, lambda_context):
-    from handlers.prepare import DatasetRejected
+    from fmquality.domain.errors import DatasetRejected
 
     bad_intent = dict(CASES[1], intent="smalltalk")
     no_query = {k: v for k, v in CASES[2].items() if k != "query"}
@@ -132,7 +132,7 @@ def test_prepare_with_skip_invalid_writes_rejected_lines_and_continues(aws, lamb
 
 
 def test_prepare_resolves_the_catalog_per_case_and_rejects_an_invalid_one(aws, lambda_context):
-    from handlers.prepare import DatasetRejected
+    from fmquality.domain.errors import DatasetRejected
 
     case = {**CASES[0], "query": "Do you have Tomie?", "catalog": []}
     put_dataset(aws.s3, [case])
@@ -173,7 +173,7 @@ def test_a_rubric_that_is_not_utf8_is_named_with_its_line(aws, lambda_context):
 
 def test_prepare_resolves_auto_to_the_approved_baseline(aws, lambda_context):
     from fmquality.adapters.dynamodb import EvaluationTable
-    from handlers.prepare import BaselineNotFound
+    from fmquality.domain.errors import BaselineNotFound
 
     put_dataset(aws.s3, CASES)
     table = EvaluationTable("fmq-eval-test", aws.ddb)
@@ -215,7 +215,7 @@ def test_a_missing_environment_variable_is_named(aws, lambda_context, monkeypatc
 
 
 def test_a_dataset_that_does_not_exist_is_rejected_by_name(aws, lambda_context):
-    from handlers.prepare import DatasetRejected
+    from fmquality.domain.errors import DatasetRejected
 
     with pytest.raises(DatasetRejected, match=r"cannot read dataset: s3://fmq-data-test/datasets/missing.jsonl does not exist"):
         _prepare(load_event("prepare.json", dataset=f"s3://{BUCKET}/datasets/missing.jsonl"), lambda_context)
@@ -362,7 +362,7 @@ def test_prepare_resolves_ssm_targets_once_through_moto_ssm(aws, lambda_context,
 
 
 def test_an_ssm_target_that_cannot_be_read_fails_prepare_naming_the_field(aws, lambda_context, resolve_spec):
-    from handlers.prepare import TargetRejected
+    from fmquality.domain.errors import TargetRejected
 
     put_dataset(aws.s3, CASES)
     with pytest.raises(TargetRejected, match=r"^control: cannot resolve ssm:/mangaassist/missing"):

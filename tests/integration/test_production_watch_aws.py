@@ -134,10 +134,10 @@ def test_watch_handler_queues_reviews_publishes_metrics_and_alerts(rubric):
     from fmquality.adapters.dynamodb import create_evaluation_table
     from fmquality.adapters.s3 import S3Store
     from fmquality.production.drift import build_reference
-    from fmquality.production.review import DynamoReviewQueue
+    from fmquality.adapters.review_queue import DynamoReviewQueue
     from fmquality.report.build import build_report, results_to_jsonl
     from handlers import reset_caches
-    from handlers.watch import CompletedDetail, WatchEnv, watch_run
+    from fmquality.run.watch import CompletedDetail, watch_run
     from tests.unit.test_drift import _run
 
     reset_caches()
@@ -159,9 +159,7 @@ def test_watch_handler_queues_reviews_publishes_metrics_and_alerts(rubric):
     store.write_text("data", "runs/prod1/results.jsonl", results_to_jsonl(results))
     store.write_text("data", "production/drift/reference.json",
                      build_reference([_run(0.9, seed=s, run=f"r{s}") for s in range(5)]).model_dump_json())
-    env = WatchEnv.model_validate({"TABLE_NAME": "table", "BUCKET_NAME": "data", "EVENT_BUS_NAME": "b",
-                                   "ALERTS_TOPIC_ARN": topic})
-    out = watch_run(CompletedDetail(run_id="prod1", report_uri="s3://data/runs/prod1/report.json"), env, store,
+    out = watch_run(CompletedDetail(run_id="prod1", report_uri="s3://data/runs/prod1/report.json"), topic, store,
                     DynamoReviewQueue("table", ddb), MetricsPublisher(boto3_client=boto3.client("cloudwatch")), sns)
     assert out["flagged"] == ["faq|en-US"] and out["review_added"] > 0
     assert len(DynamoReviewQueue("table", ddb).items("prod1")) == out["review_added"]
@@ -170,6 +168,6 @@ def test_watch_handler_queues_reviews_publishes_metrics_and_alerts(rubric):
     message = json.loads(sqs.receive_message(QueueUrl=queue_url)["Messages"][0]["Body"])["Message"]
     assert "intent=faq locale=en-US" in message and "Worst 5 item(s)" in message
     assert json.loads(store.read_text("data", "runs/prod1/watch.json"))["monitor"]["status"] == "critical"  # ~0.5 against 0.7
-    golden = watch_run(CompletedDetail(run_id="prod1", report_uri="s3://data/runs/prod1/report.json"), env, store,
+    golden = watch_run(CompletedDetail(run_id="prod1", report_uri="s3://data/runs/prod1/report.json"), topic, store,
                        DynamoReviewQueue("table", ddb), MetricsPublisher(boto3_client=boto3.client("cloudwatch")), sns)
     assert golden["review_added"] == 0  # a re-delivered event never re-queues or resets reviewed items

@@ -1,7 +1,8 @@
 """The profile example datasets validate, and the checks' false alarms and misses stay within bounds.
 
-A case is flagged when a deterministic check settled a dimension below full marks; the offline
-signals (factual accuracy, source quality) are counted separately, as they are the judge's.
+Each case is scored as a run scores it (the profile's rubric, the offline judge). A case is flagged
+when a deterministic check settled a sub-score below full marks; the offline judge's readings (of
+factual accuracy, source quality, and whatever the checks left open) are counted separately.
 Measured when the scorers were written (python -m pytest tests/integration/test_profile_examples.py -s):
 
 - research_agent/examples.jsonl (60: 30 acceptable, 30 defective): checks 3 false alarms, all on
@@ -25,25 +26,33 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.schemes.profiles.cases import load_profile_dataset
-from fmquality.schemes.profiles.research_agent import score_research_case
-from fmquality.config.profile import load_profile
-from fmquality.schemes.profiles.tool_use import grade_distribution, score_tool_case
+from fmquality.config.rubric import load_rubric
+from fmquality.judges.offline import OfflineJudge
+from fmquality.report.build import grade_block
+from fmquality.run.dataset import load_dataset
+from fmquality.run.evaluate import evaluate_cases
 from fmquality.run.subsets import distribution
 
 ROOT = Path(__file__).resolve().parents[2] / "datasets"
+RUBRICS = {"research-agent": ROOT / "rubrics" / "research-agent-v1.yaml", "tool-use": ROOT / "rubrics" / "tool-use-v1.yaml"}
 
 
 def _load(folder, profile):
-    data = load_profile_dataset(ROOT / folder / "examples.jsonl", profile)
+    rubric = load_rubric(RUBRICS[profile])
+    data = load_dataset(ROOT / folder / "examples.jsonl", categories=rubric.profile_spec.categories)
     assert not data.errors, [str(e) for e in data.errors]
-    return data
+    return rubric, data.cases
+
+
+def _flagged(result, judged: bool) -> bool:
+    """A sub-score below full marks settled by a check (or, with ``judged``, read by the offline judge)."""
+    return any(v < 1.0 for s in result.dimension_scores.values() for n, v in s.sub_scores.items()
+               if judged or n not in s.judged)
 
 
 @pytest.mark.parametrize("folder, profile", [("research_agent", "research-agent"), ("tool_use", "tool-use")])
 def test_examples_validate_and_are_balanced(folder, profile):
-    data = _load(folder, load_profile(profile))
-    cases = data.cases
+    _, cases = _load(folder, profile)
     assert len(cases) >= 60
     acceptable = sum(c.label.acceptable for c in cases)
     assert 0.4 <= acceptable / len(cases) <= 0.6
@@ -60,33 +69,29 @@ def _confusion(cases, flagged):
 
 
 def test_research_agent_checks_false_alarms_and_misses():
-    profile = load_profile("research-agent")
-    data = _load("research_agent", profile)
-    scores = {c.test_id: score_research_case(c, data.fields[c.test_id], profile) for c in data.cases}
-    false_alarms, misses = _confusion(data.cases, {k: bool(s.flagged(("check",))) for k, s in scores.items()})
+    rubric, cases = _load("research_agent", "research-agent")
+    results = {r.test_id: r for r in evaluate_cases(cases, rubric, OfflineJudge())}
+    false_alarms, misses = _confusion(cases, {k: _flagged(r, judged=False) for k, r in results.items()})
     print(f"\nresearch-agent checks: {len(false_alarms)} false alarms {false_alarms}; {len(misses)} misses {misses}")
     assert len(false_alarms) <= 5 and len(misses) <= 4
-    by_defect = Counter(c.label.defect for c in data.cases if c.test_id not in misses and not c.label.acceptable)
+    by_defect = Counter(c.label.defect for c in cases if c.test_id not in misses and not c.label.acceptable)
     # The structural defects are the checks' to find, every time.
     for defect in ("dangling_citation", "unsupported_citation", "repeated_tool_call", "failed_call_retried",
                    "unused_tool_result"):
-        assert by_defect[defect] == sum(c.label.defect == defect for c in data.cases), defect
-    with_signals = {k: bool(s.flagged(("check", "offline"))) for k, s in scores.items()}
-    fa2, miss2 = _confusion(data.cases, with_signals)
+        assert by_defect[defect] == sum(c.label.defect == defect for c in cases), defect
+    fa2, miss2 = _confusion(cases, {k: _flagged(r, judged=True) for k, r in results.items()})
     print(f"with offline signals: {len(fa2)} false alarms; {len(miss2)} misses {miss2}")
     assert len(miss2) <= len(misses)
 
 
 def test_tool_use_false_alarms_misses_and_grades():
-    profile = load_profile("tool-use")
-    data = _load("tool_use", profile)
-    scores = [score_tool_case(c, data.fields[c.test_id], profile) for c in data.cases]
-    flagged = {s.test_id: bool(s.flagged()) for s in scores}
-    false_alarms, misses = _confusion(data.cases, flagged)
+    rubric, cases = _load("tool_use", "tool-use")
+    results = evaluate_cases(cases, rubric, OfflineJudge())
+    false_alarms, misses = _confusion(cases, {r.test_id: _flagged(r, judged=False) for r in results})
     print(f"\ntool-use checks: {len(false_alarms)} false alarms {false_alarms}; {len(misses)} misses {misses}")
     assert len(false_alarms) <= 2 and len(misses) <= 6
-    ok_grades = Counter(s.grade for s, c in zip(scores, data.cases) if c.label.acceptable)
-    assert set(ok_grades) == {"A"}  # on the settled dimensions; error handling is mostly the judge's
-    dist = grade_distribution(scores, profile=profile)
-    print("grades by category:", dist)
-    assert sum(g["cases"] for g in dist.values()) == len(scores)
+    grades = grade_block(results, rubric)
+    print("grades by category:", grades["categories"])
+    assert sum(g["cases"] for g in grades["categories"].values()) == len(results)
+    ok_grades = Counter(r.grade for r, c in zip(results, cases) if c.label.acceptable)
+    assert set(ok_grades) == {"A"}

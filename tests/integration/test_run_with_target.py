@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from bench.chatbot import REGRESSED_ANSWER, REGRESSED_ANSWER_JA, serve
-from fmquality.cli.main import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, EXIT_RUN_FAILED, main
+from fmquality.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, EXIT_RUN_FAILED
+from fmquality.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "datasets" / "mangaassist" / "golden.jsonl"
@@ -92,6 +93,10 @@ def test_the_run_scores_exactly_what_the_chatbot_answers(tmp_path, datasets, goo
     report = json.loads((out / "report.json").read_text())
     assert report["target"] == {"kind": "http", "ref": url, "spec": url, "id": url, "version": "bench-chatbot-1"}
     assert report["control_target"] is None and not (out / "control_results.jsonl").exists()
+    # The same report blocks as the state machine's Aggregate writes (run.aggregate on both engines).
+    summary = report["generation_summary"]["candidate"]
+    assert summary["generated"] == len(good_lines) and summary["errors"] == 0 and "control" not in \
+        report["generation_summary"]
 
     # What travelled: the five fields of a shopper's turn, never labels, expected facts or products,
     # reference answers, metadata or the recorded answer. (An expected fact may legitimately appear in

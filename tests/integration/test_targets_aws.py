@@ -138,7 +138,8 @@ def test_missing_header_secret_stops_the_run(aws):
 def test_run_resolves_the_production_target_from_ssm_once(aws, tmp_path):
     """`fmquality run --target ssm:<name>`: the CLI's own (lazily created) clients reach moto's SSM;
     the report names both the parameter and what it pointed at."""
-    from fmquality.cli.main import EXIT_PASSED, main
+    from fmquality.cli.common import EXIT_PASSED
+    from fmquality.cli.main import main
 
     dataset = tmp_path / "one.jsonl"
     line = {"test_id": "faq-returns-good", "intent": "faq", "query": "How long do I have to return a manga?",

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from fmquality.domain.errors import TargetKindRefused
 from moto_env import BUCKET, load_event
 
 TARGETS_KEY = "runs/run-fixture/targets.json"
@@ -38,14 +39,14 @@ def chatbot_module(tmp_path, monkeypatch):
 
 @pytest.fixture
 def module(aws):
-    """handlers.generate as sys.modules holds it (another test may have imported a second copy), with
-    no target cached from an earlier test."""
+    """handlers.generate, with no target cached from an earlier test."""
     import importlib
 
-    generate_module = importlib.import_module("handlers.generate")
-    generate_module.target_for.cache_clear()
-    yield generate_module
-    generate_module.target_for.cache_clear()
+    import handlers
+
+    handlers.target_for.cache_clear()
+    yield importlib.import_module("handlers.generate")
+    handlers.target_for.cache_clear()
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def test_a_python_target_from_an_execution_input_is_refused_on_aws(aws, lambda_c
     import os
 
     _put(aws, chatbot_module)
-    with pytest.raises(module.TargetKindRefused, match="target: python targets are not allowed in this deployment"):
+    with pytest.raises(TargetKindRefused, match="target: python targets are not allowed in this deployment"):
         module.handler(load_event("generate.json"), lambda_context)
     assert "PLANTED_BOT_RAN" not in os.environ
 
@@ -68,7 +69,7 @@ def test_a_python_target_from_an_execution_input_is_refused_on_aws(aws, lambda_c
 def test_the_allowed_kinds_come_from_the_environment(aws, lambda_context, deployment, monkeypatch, module):
     monkeypatch.setenv("ALLOWED_TARGET_KINDS", "recorded,bedrock,https")
     _put(aws, {"kind": "lambda", "ref": "mangaassist-chat:live"})
-    with pytest.raises(module.TargetKindRefused, match="lambda targets are not allowed.*allowed: bedrock, https, "
+    with pytest.raises(TargetKindRefused, match="lambda targets are not allowed.*allowed: bedrock, https, "
                                                         "recorded"):
         module.handler(load_event("generate.json"), lambda_context)
 

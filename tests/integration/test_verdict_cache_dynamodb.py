@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.scoring.plan import render_case
+from fmquality.schemes.mangaassist import render_case
 from fmquality.judges.base import JudgeRequest
-from fmquality.judges.cache import CachingJudge, DynamoVerdictStore
+from fmquality.adapters.verdicts import DynamoVerdictStore
+from fmquality.judges.cache import CachingJudge
 from fmquality.judges.scripted import ScriptedJudge
 from fmquality.domain.case import TestCase
 from moto_env import TABLE
@@ -19,7 +20,7 @@ def make_request(rubric, response="Hello! I'm MangaAssist. What are you in the m
     case = TestCase(test_id="chat-001", intent="chitchat", query="hi", response=response)
     return JudgeRequest(dimension="fluency", sub_scores=["grammar", "tone"], case=case,
                         rubric_version=rubric.version, guidance=rubric.judge_guidance["fluency"],
-                        case_text=render_case(case))
+                        case_data=render_case(case))
 
 
 def test_a_verdict_is_stored_with_the_ttl_attribute_and_read_back(aws, rubric):

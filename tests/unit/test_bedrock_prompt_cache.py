@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.scoring.plan import render_case
+from fmquality.schemes import scheme_for
+from fmquality.schemes.mangaassist import render_case
 from fmquality.judges.bedrock import judge as bedrock
 from fmquality.judges.base import CombinedJudgeRequest, JudgeRequest
 from fmquality.judges.bedrock.judge import CACHE_POINT, BedrockJudge, static_prefix_tokens
@@ -47,10 +48,10 @@ def prompts_of(rubric) -> dict[str, object]:
         sub_scores = list(rubric.profile_spec.dimension(dimension).sub_scores)
         request = JudgeRequest(dimension=dimension, sub_scores=sub_scores[:1], case=case,
                                rubric_version=rubric.version, guidance=rubric.judge_guidance.get(dimension, ""),
-                               case_text=render_case(case), check_findings=["a hint"])
+                               case_data=render_case(case), check_findings=["a hint"])
         requests.append(request)
         out[dimension] = build_prompt(request, rubric)
-    if rubric.profile_spec.scorer is None:  # combined mode is MangaAssist's only (evaluate.py)
+    if scheme_for(rubric).combined_judging:  # combined mode is MangaAssist's only (scoring/case.py)
         out["combined"] = build_combined_prompt(CombinedJudgeRequest(requests=requests), rubric)
     return out
 
@@ -85,7 +86,7 @@ def test_every_shipped_rubric_keeps_a_cache_point_only_where_the_prefix_reaches_
                 assert system[1:] == [], (path.name, model, shape)
                 assert static_prefix_tokens(params["toolConfig"], prompt.system) < minimum, (path.name, model, shape)
     shapes = set(prompts_of(rubric))
-    if rubric.profile_spec.scorer is None:
+    if scheme_for(rubric).judge_prompt == "mangaassist":
         # MangaAssist: its scoring guide is sized for the largest minimum; every prefix is cached.
         assert all(kept.get(model) == shapes for model in minimums), kept
     else:

@@ -9,24 +9,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fmquality.run.calibrate import (
-    MIN_ANSWERS_PER_SIDE,
-    check_table,
-    checks_fired,
+from fmquality.domain.errors import PlanError
+from fmquality.domain.results import EvaluationResult
+from fmquality.domain.scores import DimensionScore, HardFailure
+from fmquality.report.check_fires import check_table, checks_fired
+from fmquality.report.signal_agreement import MIN_ANSWERS_PER_SIDE, signal_agreement, signal_weight, signals_yaml
+from fmquality.report.threshold_fit import (
     edit_thresholds,
     fails_at,
     fails_whatever_the_threshold,
     fit_thresholds,
-    load_plan,
     round_down_2,
-    signal_agreement,
-    signal_weight,
-    signals_yaml,
     threshold_diff,
 )
-from fmquality.domain.errors import PlanError
-from fmquality.domain.scores import DimensionScore, HardFailure
-from fmquality.domain.results import EvaluationResult
+from fmquality.run.calibrate import load_plan
 
 REPO = Path(__file__).resolve().parents[2]
 RUBRIC = REPO / "datasets" / "rubrics" / "mangaassist-v3.yaml"

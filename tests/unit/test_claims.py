@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.claims.reading import (
-    Reading,
+from fmquality.claims.reading import Reading
+from fmquality.claims.policy import (
     compare_policies,
     conflicting_values,
     policy_numbers,
-    price_claims,
     shopper_numbers,
-    stock_claims,
     value_statements,
 )
+from fmquality.claims.commerce import price_claims, stock_claims
 from fmquality.domain.case import TestCase
-from fmquality.language.text import extract_prices, extract_quantities
+from fmquality.language.numbers import extract_prices, extract_quantities
 
 KNOWLEDGE = ("Returns: unopened items can be returned within 15 days of delivery. Damaged items can be returned "
              "within 30 days. Refunds are issued within 5-7 business days after we receive the item. "

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fmquality.scoring.composite import combine, error_result
-from fmquality.domain.scores import DIMENSIONS, DimensionScore, HardFailure
+from fmquality.domain.scores import DimensionScore, HardFailure
+from fmquality.schemes.mangaassist import DIMENSIONS
 from fmquality.domain.case import TestCase
 from fmquality.report.build import build_report, gate_summary
 from fmquality.config.rubric import load_rubric

@@ -6,7 +6,8 @@ import pytest
 
 from fmquality.scoring.composite import combine
 from fmquality.config.pricing import cost_usd, judge_model_id, usd_estimate
-from fmquality.domain.scores import DIMENSIONS, DimensionScore, JudgeUsage
+from fmquality.domain.scores import DimensionScore, JudgeUsage
+from fmquality.schemes.mangaassist import DIMENSIONS
 from fmquality.domain.case import TestCase
 from fmquality.report.build import build_report
 from fmquality.config.rubric import ModelPrice, parse_rubric

@@ -8,7 +8,7 @@ from fmquality.schemes.mangaassist.factual_accuracy import check as fa
 from fmquality.run.evaluate import score_one_dimension
 from fmquality.language.alignment import match_fact, read_units
 from fmquality.judges.offline import OfflineJudge, offline_verdict
-from fmquality.domain.scores import SUB_SCORES
+from fmquality.schemes.mangaassist import SUB_SCORES
 from fmquality.domain.case import TestCase
 
 CATALOG = [
@@ -288,7 +288,7 @@ def test_the_offline_judge_has_no_number_for_a_sub_score_without_evidence(rubric
 
     case = TestCase(test_id="t", intent="chitchat", query="Hi!", response="Hello! How can I help you today?")
     request = JudgeRequest(dimension="factual_accuracy", sub_scores=["price_accuracy"], case=case,
-                           rubric_version=rubric.version, guidance="", case_text="")
+                           rubric_version=rubric.version, guidance="", case_data={})
     outcome = OfflineJudge().judge(request, rubric)
     assert outcome.verdict.sub_scores == {} and "price_accuracy" in outcome.verdict.abstained
     report = CheckReport(needs_judge=["price_accuracy"], not_applicable=[n for n in SUB_SCORES["factual_accuracy"]

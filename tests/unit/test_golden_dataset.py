@@ -16,7 +16,8 @@ import pytest
 
 from fmquality.run.dataset import load_catalog, load_dataset
 from fmquality.domain.case import Intent
-from fmquality.language.text import extract_prices, has_japanese, loose_key, normalize, same_price, word_count
+from fmquality.language.numbers import extract_prices, same_price
+from fmquality.language.text import has_japanese, loose_key, normalize, word_count
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = ROOT / "datasets" / "mangaassist"

@@ -16,7 +16,8 @@ from fmquality.judges.offline import OfflineJudge
 from fmquality.domain.case import TestCase
 from fmquality.claims.money import role_of
 from fmquality.config.rubric import load_rubric
-from fmquality.language.text import extract_prices, find_dates, normalize, segment_spans
+from fmquality.language.numbers import extract_prices, find_dates
+from fmquality.language.text import normalize, segment_spans
 
 CATALOG = [{"asin": "B0HRUZMK01", "title": "Uzumaki", "price": 22.99, "availability": "in_stock"},
            {"asin": "B0HRGYOJI1", "title": "Gyo", "price": 14.99, "availability": "out_of_stock"}]

@@ -13,7 +13,7 @@ from fmquality.run.evaluate import evaluate_case, evaluate_cases
 from fmquality.judges.base import CombinedJudgeRequest, JudgeOutcome, JudgeVerdict
 from fmquality.judges.offline import OfflineJudge
 from fmquality.judges.scripted import COMBINED, ScriptedJudge
-from fmquality.domain.scores import DIMENSIONS
+from fmquality.schemes.mangaassist import DIMENSIONS, MANGAASSIST
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +26,7 @@ def golden():
 
 
 def open_dimensions(case, rubric) -> dict[str, list[str]]:
-    plans = list(plan_case(case, rubric).values())
+    plans = list(plan_case(MANGAASSIST, case, rubric).values())
     return {p.dimension: list(p.request.sub_scores) for p in plans if p.final is None and p.request is not None}
 
 
@@ -77,7 +77,7 @@ def test_only_the_requested_sub_scores_are_read_from_a_combined_verdict(golden, 
 
     def greedy(request: CombinedJudgeRequest):
         # Scores for every sub-score of every dimension, including those the checks settled.
-        from fmquality.domain.scores import SUB_SCORES
+        from fmquality.schemes.mangaassist import SUB_SCORES
 
         return {d: JudgeVerdict(sub_scores={n: (1.0 if n in opened.get(d, []) else 0.0) for n in SUB_SCORES[d]},
                                 rationale="greedy") for d in DIMENSIONS}

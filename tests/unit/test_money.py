@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from fmquality.claims.reading import Reading, price_claims
+from fmquality.claims.reading import Reading
+from fmquality.claims.commerce import check_amounts, price_claims
 from fmquality.schemes.mangaassist.factual_accuracy import check as fa
 from fmquality.domain.case import TestCase
-from fmquality.claims.money import AmountsInPlay, check_amounts, table_roles, written_arithmetic
-from fmquality.language.text import extract_prices, normalize
+from fmquality.claims.arithmetic import AmountsInPlay, written_arithmetic
+from fmquality.claims.money import table_roles
+from fmquality.language.numbers import extract_prices
+from fmquality.language.text import normalize
 
 CATALOG = [
     {"asin": "B0HORIMIYA1", "title": "Horimiya, Vol. 1", "price": 11.99, "currency": "USD", "availability": "in_stock"},

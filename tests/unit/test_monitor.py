@@ -4,7 +4,8 @@ from datetime import datetime, timezone
 
 from fmquality.domain.results import EvaluationResult
 from fmquality.domain.report import RunReport
-from fmquality.config.watch import WatchConfig, load_watch_config
+from fmquality.config.watch import MonitorThresholds, WatchConfig
+from fmquality.config.watch_loader import load_watch_config
 from fmquality.production.metrics import evaluation_metric_data, monitor_metric_data
 from fmquality.production.monitor import monitor_status
 
@@ -18,7 +19,7 @@ def _items(intent, locale, passed, failed):
 def test_statuses_per_stratum_and_overall():
     results = (_items("faq", "en-US", 18, 2) + _items("faq", "ja-JP", 16, 4) + _items("promotion", "en-US", 6, 4)
                + _items("chitchat", "ja-JP", 3, 0))
-    block = monitor_status(results, {"production": {"monitor": {"warning_pass_rate": 0.85, "critical_pass_rate": 0.7}}})
+    block = monitor_status(results, MonitorThresholds(warning_pass_rate=0.85, critical_pass_rate=0.7))
     by = {(s.intent, s.locale): s.status for s in block.strata}
     assert by == {("faq", "en-US"): "healthy", ("faq", "ja-JP"): "warning", ("promotion", "en-US"): "critical",
                   ("chitchat", "ja-JP"): "insufficient_data"}

@@ -8,7 +8,8 @@ import pytest
 from fmquality.scoring.composite import combine
 from fmquality.run.evaluate import score_one_dimension
 from fmquality.judges.offline import OfflineJudge, offline_verdict, signal_weights
-from fmquality.domain.scores import DIMENSIONS, DimensionScore
+from fmquality.domain.scores import DimensionScore
+from fmquality.schemes.mangaassist import DIMENSIONS
 from fmquality.domain.case import TestCase
 
 

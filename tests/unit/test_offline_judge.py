@@ -10,7 +10,8 @@ import pytest
 
 from fmquality.run.dataset import load_catalog, load_dataset
 from fmquality.scoring.plan import plan_case
-from fmquality.judges.offline import SIGNALS, offline_verdict
+from fmquality.judges.offline import offline_verdict
+from fmquality.schemes.mangaassist import DIMENSIONS, MANGAASSIST
 from fmquality.language import japanese
 from fmquality.schemes.mangaassist.fluency.signal import english_errors, truncated
 from fmquality.schemes.mangaassist.factual_accuracy.signal import grounding
@@ -34,9 +35,9 @@ def test_grounding_ranks_a_faithful_summary_above_a_recombined_one_above_an_inve
     assert scores[0] > scores[1] > scores[2] and scores[2] < 0.6
 
 
-def test_grounding_abstains_when_the_answer_asserts_nothing_the_evidence_speaks_to():
+def test_grounding_abstains_when_the_answer_asserts_nothing_the_evidence_speaks_to(rubric):
     case = TestCase(test_id="c", intent="chitchat", query="Hi!", response="Hi there! Happy reading!")
-    verdict = offline_verdict(case, None, ["no_hallucination"])
+    verdict = offline_verdict(case, rubric, ["no_hallucination"])
     assert verdict.sub_scores == {} and "asserts nothing" in verdict.abstained["no_hallucination"]
 
 
@@ -114,7 +115,7 @@ def judged_slots(rubric):
     out: dict[str, list[tuple[float | None, list[str]]]] = {}
     for name in ("golden", "paraphrase"):
         for case in load_dataset(ROOT / f"datasets/mangaassist/{name}.jsonl", catalog).cases:
-            for plan in plan_case(case, rubric).values():
+            for plan in plan_case(MANGAASSIST, case, rubric).values():
                 if plan.request is None:
                     continue
                 verdict = offline_verdict(case, rubric, list(plan.request.sub_scores))
@@ -131,7 +132,7 @@ def test_no_offline_signal_returns_a_constant(judged_slots):
         if len(values) >= 10 and sub != "persona":  # persona breaks are the checks'; both branches below
             assert len(set(values)) >= 2, (sub, sorted(set(values)))
         assert all(any(e.startswith(sub) for e in evidence) for v, evidence in answers if v is not None), sub
-    assert set(judged_slots) <= set(SIGNALS)
+    assert set(judged_slots) <= {n for d in DIMENSIONS for n in MANGAASSIST.signals(d).by_sub_score}
 
 
 def test_the_offline_judge_abstains_on_a_minority_of_what_it_is_asked(judged_slots):

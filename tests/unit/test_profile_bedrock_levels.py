@@ -15,7 +15,8 @@ from botocore.stub import ANY, Stubber
 from fmquality.run.evaluate import score_one_dimension
 from fmquality.judges.bedrock.judge import BedrockJudge
 from fmquality.domain.case import TestCase
-from fmquality.schemes.profiles.scoring import plan_profile_case
+from fmquality.schemes import scheme_for
+from fmquality.scoring.plan import plan_case
 from fmquality.config.rubric import load_rubric
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +64,7 @@ class Stubbed:
 
 
 def _request(case, rubric, dimension="factual_accuracy"):
-    plan = plan_profile_case(case, rubric)[dimension]
+    plan = plan_case(scheme_for(rubric), case, rubric)[dimension]
     assert plan.request is not None, "the checks left this dimension to the judge"
     return plan.request
 
@@ -109,10 +110,10 @@ def test_mangaassist_prompts_are_unchanged_by_profiles():
     """The MangaAssist judge keeps its own prompt (no tool override, integer levels)."""
     from fmquality.judges.bedrock.prompts import build_prompt
     from fmquality.judges.base import JudgeRequest
-    from fmquality.scoring.plan import render_case
+    from fmquality.schemes.mangaassist import render_case
 
     manga = load_rubric()
     case = TestCase(test_id="t", intent="faq", query="Can I return a manga?", response="Yes, within 30 days.")
     prompt = build_prompt(JudgeRequest(dimension="relevance", sub_scores=["intent_relevance"], case=case,
-                                       rubric_version=manga.version, guidance="", case_text=render_case(case)), manga)
-    assert prompt.tool is None and prompt.level_values is None
+                                       rubric_version=manga.version, guidance="", case_data=render_case(case)), manga)
+    assert prompt.tool["inputSchema"]["json"]["properties"]["levels"]["properties"]["intent_relevance"]["type"] == "integer" and prompt.level_values is None

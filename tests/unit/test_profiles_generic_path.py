@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fmquality.cli.main import EXIT_GATE_FAILED, EXIT_PASSED, main
+from fmquality.cli.common import EXIT_GATE_FAILED, EXIT_PASSED
+from fmquality.cli.main import main
 from fmquality.scoring.composite import combine
 from fmquality.run.evaluate import score_one_dimension
 from fmquality.judges.factory import make_judge

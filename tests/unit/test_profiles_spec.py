@@ -1,4 +1,4 @@
-"""Profiles: the YAML spec, the three shipped profiles, grade bands and the profile fields."""
+"""Profiles: the YAML spec, the three shipped profiles, grade bands and the profile fields of a test case."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from fmquality.domain.scores import SUB_SCORES
 from fmquality.domain.case import TestCase
-from fmquality.schemes.profiles.fields import parse_profile_fields
+from fmquality.domain.scores import DimensionScore
+from fmquality.scoring.composite import combine
 from fmquality.config.profile import (
     PACKAGE_PROFILES,
     REPO_PROFILES,
@@ -30,7 +30,6 @@ def test_packaged_profiles_are_the_datasets_profiles():
 
 def test_mangaassist_profile_is_todays_rubric():
     profile, rubric = load_profile("mangaassist"), load_rubric()
-    assert profile.sub_score_table() == SUB_SCORES
     for intent in profile.categories:
         assert profile.weights_for(intent) == rubric.weights_for(intent)
     for dim in profile.dimensions:
@@ -49,13 +48,13 @@ def test_research_agent_weights_and_levels():
     assert profile.dimension("tool_efficiency").applies_when == "tool_calls_present"
 
 
-def test_renormalised_mean_without_tool_efficiency():
-    profile = load_profile("research-agent")
-    values = {"factual_accuracy": 1.0, "completeness": 0.6, "tool_efficiency": None, "citation_accuracy": 0.3,
-              "source_quality": 1.0}
-    expected = (0.30 * 1.0 + 0.25 * 0.6 + 0.15 * 0.3 + 0.10 * 1.0) / 0.80
-    assert profile.weighted_mean(values, "synthesis") == pytest.approx(expected)
-    assert profile.weighted_mean({k: None for k in values}, "synthesis") is None
+def test_a_case_where_no_dimension_applies_has_no_composite():
+    rubric = load_rubric(Path(__file__).resolve().parents[2] / "datasets" / "rubrics" / "research-agent-v1.yaml")
+    case = TestCase(test_id="t", intent="synthesis", query="q?", response="a.")
+    scores = {d: DimensionScore(dimension=d, status="not_applicable", unscored_reason="does not apply (test)")
+              for d in rubric.dimensions}
+    result = combine(case, rubric, scores)
+    assert result.status == "unscored" and result.composite_score is None and result.grade is None
 
 
 @pytest.mark.parametrize("total, grade", [(100, "A"), (90, "A"), (89.99, "B"), (80, "B"), (79.99, "C"), (70, "C"),
@@ -104,7 +103,8 @@ def test_field_errors_name_file_line_and_field():
 
 
 def test_valid_fields_parse_and_span_means_sentence():
-    fields, errors = parse_profile_fields({"citations": [{"source_id": "s1", "span": "a claim"}],
-                                           "forbidden_tools": ["issue_refund"], "complexity": "simple"}, "f", 1)
-    assert not errors and fields.citations[0].sentence == "a claim"
-    assert fields.tool_expectation.forbidden_tools == ["issue_refund"]
+    case = TestCase.model_validate({"test_id": "t", "intent": "refund", "query": "q",
+                                    "citations": [{"source_id": "s1", "span": "a claim"}],
+                                    "forbidden_tools": ["issue_refund"], "complexity": "simple"})
+    assert case.citations[0].sentence == "a claim"
+    assert case.forbidden_tools == ["issue_refund"] and case.complexity == "simple"

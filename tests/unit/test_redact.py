@@ -4,7 +4,8 @@ from collections import Counter
 
 import pytest
 
-from fmquality.production.redact import Redactor, luhn_valid, order_key_from_environment
+from fmquality.production.pii.common import luhn_valid
+from fmquality.production.redact import Redactor, order_key_from_environment
 from fmquality.domain.errors import RedactionKeyMissing
 
 R = Redactor("unit-test-key")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from fmquality.schemes.mangaassist import SUB_SCORES
 from fmquality.schemes.mangaassist.relevance import check as relevance
 from fmquality.run.evaluate import score_one_dimension
 from fmquality.judges.offline import OfflineJudge, offline_verdict
@@ -44,7 +45,7 @@ def placement(report) -> dict[str, str]:
 
 def test_every_sub_score_is_placed_once(rubric):
     report = relevance.check(make_case(response=GOOD_HORROR), rubric)
-    report.validate_for("relevance")
+    report.validate_for("relevance", SUB_SCORES["relevance"])
     assert placement(report)["intent_relevance"] == "judge"
 
 

@@ -3,11 +3,17 @@
 from fmquality.scoring.composite import combine
 from fmquality.domain.scores import DimensionScore
 from fmquality.domain.case import TestCase
-from fmquality.report.build import build_report
 from fmquality.report.html import render_html
 from fmquality.config.rubric import load_rubric
+from fmquality.run.aggregate import RunFacts, assemble_report
 
 RUBRIC = load_rubric()
+
+
+def _report(results, dataset: str):
+    facts = RunFacts(run_id="r", dataset=dataset, trigger="manual", judge="offline", engine="direct",
+                     started_at=None, finished_at=None)
+    return assemble_report({"candidate": results}, RUBRIC, facts)
 
 
 def _result(test_id: str, score: float, tags: list[str], locale: str = "en-US"):
@@ -21,7 +27,7 @@ def _result(test_id: str, score: float, tags: list[str], locale: str = "en-US"):
 def test_production_sample_gets_a_monitor_block_with_thresholds_from_the_rubric():
     passing = [_result(f"p{i}", 0.95, ["production"]) for i in range(8)]
     failing = [_result(f"f{i}", 0.40, ["production"]) for i in range(4)]
-    report = build_report(passing + failing, RUBRIC, run_id="r", dataset="sample.jsonl")
+    report = _report(passing + failing, "sample.jsonl")
     monitor = report.monitor
     assert monitor is not None
     # 8/12 = 0.67 is below the rubric's critical pass rate (0.70).
@@ -33,7 +39,7 @@ def test_production_sample_gets_a_monitor_block_with_thresholds_from_the_rubric(
 
 def test_a_run_that_is_not_a_production_sample_has_no_monitor_block():
     results = [_result("g1", 0.95, ["policy"]), _result("g2", 0.95, ["production"])]
-    assert build_report(results, RUBRIC, run_id="r", dataset="golden.jsonl").monitor is None
+    assert _report(results, "golden.jsonl").monitor is None
 
 
 def test_an_item_none_of_whose_dimensions_applies_is_unscored_not_divided_by_zero():

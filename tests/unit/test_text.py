@@ -1,11 +1,11 @@
-"""text.py helpers: Japanese and mixed tokenization, prices, quantities, ordinals, sentences, lists."""
+"""The language layer: Japanese and mixed tokenization, prices, quantities, ordinals, sentences, lists, stock phrases."""
 
 from __future__ import annotations
 
 import pytest
 
-from fmquality.language import text
-from fmquality.language.alignment import concept_tokens
+from fmquality.language import numbers, stock, text
+from fmquality.language.vocabulary import concept_tokens
 
 
 def test_japanese_is_segmented_into_words_not_split_on_spaces():
@@ -35,14 +35,14 @@ def test_concept_tokens_drop_stopwords_and_map_the_store_vocabulary_in_both_lang
      ("12.50 USD", 12.5, "USD"), ("１，５００円", 1500, "JPY")],
 )
 def test_extract_prices(raw, amount, currency):
-    prices = text.extract_prices(raw)
+    prices = numbers.extract_prices(raw)
     assert len(prices) == 1
     assert prices[0].amount == pytest.approx(amount)
     assert prices[0].currency == currency
 
 
 def test_quantities_read_units_in_english_and_japanese_and_skip_ids():
-    quantities = text.extract_quantities("Return within 30 days or 15日以内, 10% off. Order B0ABC123.")
+    quantities = numbers.extract_quantities("Return within 30 days or 15日以内, 10% off. Order B0ABC123.")
     pairs = {(q.value, q.unit) for q in quantities}
     assert (30, "day") in pairs
     assert (15, "day") in pairs
@@ -57,7 +57,7 @@ def test_quantities_read_units_in_english_and_japanese_and_skip_ids():
      ("do you have one piece?", None)],
 )
 def test_find_ordinal(query, ordinal):
-    assert text.find_ordinal(query) == ordinal
+    assert numbers.find_ordinal(query) == ordinal
 
 
 def test_split_sentences_keeps_prices_and_volume_abbreviations_whole():
@@ -82,7 +82,7 @@ def test_word_count_counts_japanese_characters_two_per_word():
 
 
 def test_availability_reads_negated_in_stock_as_out_of_stock():
-    statuses = [s for s, _ in text.availability_mentions("It is not in stock. Vol. 2 is 在庫あり")]
+    statuses = [s for s, _ in stock.availability_mentions("It is not in stock. Vol. 2 is 在庫あり")]
     assert statuses == ["out_of_stock", "in_stock"]
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from fmquality.scoring.plan import render_case
+from fmquality.schemes.mangaassist import render_case
 from fmquality.run.evaluate import evaluate_case
 from fmquality.judges.base import CombinedJudgeRequest, JudgeOutcome, JudgeRequest
 from fmquality.judges.bedrock.judge import BedrockJudge
@@ -34,7 +34,7 @@ def make_request(rubric, case: TestCase | None = None, dimension="fluency", sub_
     case = case or make_case()
     return JudgeRequest(dimension=dimension, sub_scores=list(sub_scores), case=case,
                         rubric_version=version or rubric.version, guidance=rubric.judge_guidance[dimension],
-                        case_text=render_case(case))
+                        case_data=render_case(case))
 
 
 class Clock:

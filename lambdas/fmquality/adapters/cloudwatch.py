@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from statistics import fmean
 from typing import Any
 
-from fmquality.domain.scores import DIMENSIONS
+from fmquality.schemes.mangaassist import DIMENSIONS
 from fmquality.domain.results import EvaluationResult
 from fmquality.domain.report import RunReport
 
@@ -90,11 +90,9 @@ def paired_metric_data(report: RunReport, timestamp: datetime) -> list[dict[str,
 
 
 class MetricsPublisher:
-    def __init__(self, namespace: str = NAMESPACE, boto3_client: Any = None) -> None:
-        if boto3_client is None:
-            import boto3
+    """PutMetricData in batches under one namespace."""
 
-            boto3_client = boto3.client("cloudwatch")
+    def __init__(self, namespace: str = NAMESPACE, *, boto3_client: Any) -> None:
         self.namespace = namespace
         self._cw = boto3_client
 

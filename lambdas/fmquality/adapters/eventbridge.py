@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+
 from fmquality.domain.errors import EventPublishError
 
 SOURCE = "fmquality"
@@ -11,11 +12,7 @@ EVALUATION_COMPLETED = "EvaluationCompleted"
 
 
 class EventPublisher:
-    def __init__(self, event_bus_name: str, boto3_client: Any = None) -> None:
-        if boto3_client is None:
-            import boto3
-
-            boto3_client = boto3.client("events")
+    def __init__(self, event_bus_name: str, boto3_client: Any) -> None:
         self.event_bus_name = event_bus_name
         self._events = boto3_client
 

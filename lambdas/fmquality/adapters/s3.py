@@ -1,33 +1,14 @@
-"""S3 objects of a run: the dataset, normalized items, rubric, results and reports.
-
-Layout of the data bucket (one prefix per run)::
-
-    runs/<run_id>/items.json      JSON array, one {"arm", "case"} per test case and arm (the Map's ItemReader)
-    runs/<run_id>/targets.json    {"candidate": TargetSpec dict, "control": TargetSpec dict | null}, ssm: resolved
-    runs/<run_id>/rejected.jsonl  one LineError per bad dataset line
-    runs/<run_id>/rubric.json     the resolved rubric (Rubric.model_dump)
-    runs/<run_id>/results.jsonl   one EvaluationResult per line (the candidate arm)
-    runs/<run_id>/control_results.jsonl   the same for the control arm of a paired run
-    runs/<run_id>/report.json     the RunReport
-    runs/<run_id>/report.html     the human-readable report
-    baselines/<dataset_id>/<run_id>/report.json   an approved baseline's report, frozen: written once, never rewritten
+"""S3 objects, whole: ``S3Store`` reads and writes any bucket's objects (datasets may live in another
+bucket than the run's files); ``BucketStorage`` is one bucket as the ``run.layout.Storage`` of a
+run's files. Where each file of a run lives is ``run.layout``'s.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import urlparse
-from fmquality.domain.errors import S3ObjectExists, S3ObjectNotFound
 
-ITEMS = "items.json"
-REJECTED = "rejected.jsonl"
-RUBRIC = "rubric.json"
-TARGETS = "targets.json"
-RESULTS = "results.jsonl"
-CONTROL_RESULTS = "control_results.jsonl"
-REPORT_JSON = "report.json"
-REPORT_HTML = "report.html"
+from fmquality.domain.errors import S3ObjectExists, S3ObjectNotFound
 
 
 def parse_s3_uri(uri: str) -> tuple[str, str]:
@@ -43,23 +24,11 @@ def s3_uri(bucket: str, key: str) -> str:
     return f"s3://{bucket}/{key}"
 
 
-def run_key(run_id: str, name: str) -> str:
-    return f"runs/{run_id}/{name}"
-
-
-def baseline_key(dataset_id: str, run_id: str) -> str:
-    return f"baselines/{dataset_id}/{run_id}/{REPORT_JSON}"
-
-
 class S3Store:
     """Reads and writes whole objects. Bucket names are passed per call: datasets may live in
     another bucket than the run artifacts."""
 
-    def __init__(self, boto3_client: Any = None) -> None:
-        if boto3_client is None:
-            import boto3
-
-            boto3_client = boto3.client("s3")
+    def __init__(self, boto3_client: Any) -> None:
         self._s3 = boto3_client
 
     def read_bytes(self, bucket: str, key: str) -> bytes:
@@ -81,9 +50,6 @@ class S3Store:
 
     def read_text(self, bucket: str, key: str) -> str:
         return self.read_bytes(bucket, key).decode("utf-8")
-
-    def read_json(self, bucket: str, key: str) -> Any:
-        return json.loads(self.read_bytes(bucket, key))
 
     def read_text_if_exists(self, bucket: str, key: str) -> str | None:
         try:
@@ -109,10 +75,19 @@ class S3Store:
     def write_text(self, bucket: str, key: str, text: str, content_type: str = "text/plain; charset=utf-8") -> str:
         return self.write_bytes(bucket, key, text.encode("utf-8"), content_type)
 
-    def write_json(self, bucket: str, key: str, data: Any) -> str:
-        body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        return self.write_bytes(bucket, key, body, "application/json")
 
-    def write_jsonl(self, bucket: str, key: str, rows: list[Any]) -> str:
-        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        return self.write_text(bucket, key, text, "application/x-ndjson")
+class BucketStorage:
+    """One bucket's objects by key: the ``run.layout.Storage`` of the run files on AWS."""
+
+    def __init__(self, store: S3Store, bucket: str) -> None:
+        self.store = store
+        self.bucket = bucket
+
+    def read_bytes(self, key: str) -> bytes:
+        return self.store.read_bytes(self.bucket, key)
+
+    def read_text_if_exists(self, key: str) -> str | None:
+        return self.store.read_text_if_exists(self.bucket, key)
+
+    def write_bytes(self, key: str, body: bytes, content_type: str) -> str:
+        return self.store.write_bytes(self.bucket, key, body, content_type)

@@ -1,5 +1,6 @@
 """The commands that talk to the deployed gate: `fmquality start` (start the evaluation state machine
-and optionally wait for it), `fmquality approve-baseline` and `fmquality catalog load`.
+and optionally wait for it), `fmquality approve-baseline` (``run.baseline.approve_baseline``) and
+`fmquality catalog load`.
 
 Exit codes of `start`: 0 the execution succeeded (or was started, without --wait), 1 the quality gate
 failed (error ``QualityGateFailed``), 3 the execution failed otherwise (timed out, aborted, other error).
@@ -17,8 +18,9 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from fmquality.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, EXIT_RUN_FAILED
+
 GATE_FAILED_ERROR = "QualityGateFailed"
-EXIT_SUCCEEDED, EXIT_GATE_FAILED, EXIT_RUN_FAILED = 0, 1, 3
 _FINAL_STATES = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 
 
@@ -76,7 +78,7 @@ def start_run(
 
 def exit_code(outcome: dict[str, Any]) -> int:
     if outcome["status"] in ("SUCCEEDED", "RUNNING"):
-        return EXIT_SUCCEEDED
+        return EXIT_PASSED
     if outcome["status"] == "FAILED" and outcome.get("error") == GATE_FAILED_ERROR:
         return EXIT_GATE_FAILED
     return EXIT_RUN_FAILED
@@ -119,6 +121,12 @@ def _state_machine_arn(value: str) -> str:
     return value
 
 
+def register(sub: Any) -> None:
+    add_start_command(sub)
+    add_approve_command(sub)
+    add_catalog_command(sub)
+
+
 def add_start_command(subparsers: Any) -> argparse.ArgumentParser:
     start = subparsers.add_parser(
         "start", help="start the deployed evaluation state machine (Step Functions) and print its outcome"
@@ -143,6 +151,7 @@ def add_start_command(subparsers: Any) -> argparse.ArgumentParser:
                        help="items allowed to fail in the Map before the run fails (default: the deployment's)")
     start.add_argument("--wait", action="store_true", help="wait for the execution to end and print its outcome")
     start.add_argument("--poll-seconds", type=float, default=5.0, help=argparse.SUPPRESS)
+    start.set_defaults(command_fn=run_start_command)
     return start
 
 
@@ -152,8 +161,8 @@ def execution_input_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "catalog": args.catalog,
         "rubric": args.rubric,
         "baseline": args.baseline,
-        "target": getattr(args, "target", None),
-        "control": getattr(args, "control", None),
+        "target": args.target,
+        "control": args.control,
         "run_id": args.run_id,
         "max_concurrency": args.max_concurrency,
         "tolerated_failure_percentage": args.tolerated_failure_percentage,
@@ -199,7 +208,7 @@ def run_start_command(args: argparse.Namespace, sfn_client: Any = None) -> int:
         return EXIT_RUN_FAILED
     if not args.wait:
         print(outcome["arn"])
-        return EXIT_SUCCEEDED
+        return EXIT_PASSED
     print_outcome(outcome)
     return exit_code(outcome)
 
@@ -220,34 +229,8 @@ def add_approve_command(subparsers: Any) -> argparse.ArgumentParser:
     approve.add_argument("--approved-by", help="recorded with the approval (default: $USER)")
     approve.add_argument("--allow-failed-gate", action="store_true",
                          help="approve a run whose own gate failed (by default only passing runs are approved)")
+    approve.set_defaults(command_fn=run_approve_command)
     return approve
-
-
-def approve_baseline(table: Any, s3: Any, bucket: str, run_id: str, approved_by: str | None = None,
-                     allow_failed_gate: bool = False) -> dict[str, Any]:
-    """Approve a finished run as its dataset's baseline: its report is frozen under its own key
-    (``adapters.s3.baseline_key``, written once) and the approval points there, so nothing that
-    later writes the run's own report changes what the baseline is. Raises ValueError saying why
-    a run cannot be approved."""
-    from fmquality.domain.errors import S3ObjectExists
-    from fmquality.adapters.s3 import baseline_key
-
-    run = table.get_run(run_id)
-    if run is None:
-        raise ValueError(f"run {run_id!r} does not exist in the table")
-    if not run.get("report_key"):
-        raise ValueError(f"run {run_id!r} has no report yet (status {run.get('status', 'unknown')})")
-    if run.get("gate_passed") is not True and not allow_failed_gate:
-        raise ValueError(f"run {run_id!r} failed its own gate; pass --allow-failed-gate to approve it anyway")
-    report = s3.read_bytes(bucket, run["report_key"])
-    frozen = baseline_key(run["dataset_id"], run_id)
-    try:
-        s3.write_bytes_once(bucket, frozen, report, "application/json")
-    except S3ObjectExists:
-        if s3.read_bytes(bucket, frozen) != report:
-            raise ValueError(f"run {run_id!r} was approved before with another report; its frozen copy "
-                             f"s3://{bucket}/{frozen} stays as it is") from None
-    return table.approve_baseline(run["dataset_id"], run_id, frozen, approved_by=approved_by)
 
 
 def run_approve_command(args: argparse.Namespace, dynamodb_client: Any = None, s3_client: Any = None) -> int:
@@ -256,8 +239,9 @@ def run_approve_command(args: argparse.Namespace, dynamodb_client: Any = None, s
     from botocore.exceptions import BotoCoreError, ClientError
 
     from fmquality.adapters.dynamodb import EvaluationTable
-    from fmquality.domain.errors import S3ObjectNotFound
     from fmquality.adapters.s3 import S3Store
+    from fmquality.domain.errors import S3ObjectNotFound
+    from fmquality.run.baseline import approve_baseline
 
     if dynamodb_client is None or s3_client is None:
         import boto3
@@ -268,17 +252,14 @@ def run_approve_command(args: argparse.Namespace, dynamodb_client: Any = None, s
     try:
         approved = approve_baseline(table, S3Store(s3_client), args.bucket, args.run_id,
                                     args.approved_by or os.environ.get("USER"), args.allow_failed_gate)
-    except S3ObjectNotFound as exc:
+    except (S3ObjectNotFound, ValueError) as exc:
         print(f"fmquality approve-baseline: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:
-        print(f"fmquality approve-baseline: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except (ClientError, BotoCoreError) as exc:
         print(f"fmquality approve-baseline: {exc}", file=sys.stderr)
         return EXIT_RUN_FAILED
     print(f"baseline of {approved['dataset_id']}: run {approved['run_id']} ({approved['report_key']})")
-    return EXIT_SUCCEEDED
+    return EXIT_PASSED
 
 
 # --------------------------------------------------------------------------------------------------
@@ -306,31 +287,24 @@ def add_catalog_command(subparsers: Any) -> argparse.ArgumentParser:
                       help="the snapshot's date, YYYY-MM-DD, which names its version (default: today, UTC); "
                            "a second load with the same date becomes <date>.2, <date>.3, ...")
     load.add_argument("--region", help="the table's region (default: the AWS configuration's)")
+    catalog.set_defaults(command_fn=run_catalog_command)
     return catalog
-
-
-def validated_catalog(path: str) -> list[Any]:
-    """The file's items, validated as a run's catalog file is (no item twice, none missing). Raises
-    DatasetError listing file:item: field: reason."""
-    from fmquality.run.dataset import load_catalog
-
-    return load_catalog(path)
 
 
 def run_catalog_command(args: argparse.Namespace, dynamodb_client: Any = None) -> int:
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from fmquality.domain.errors import CatalogLoadError
     from fmquality.adapters.dynamodb import EvaluationTable
-    from fmquality.domain.errors import DatasetError
+    from fmquality.domain.errors import CatalogLoadError, DatasetError
+    from fmquality.run.dataset import load_catalog
 
     try:
-        items = validated_catalog(args.file)
+        items = load_catalog(args.file)  # validated as a run's catalog file is
     except DatasetError as exc:
         print(f"fmquality catalog load: {exc}", file=sys.stderr)
         for line_error in exc.errors:
             print(f"  {line_error}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     if dynamodb_client is None:
         import boto3
 
@@ -343,4 +317,4 @@ def run_catalog_command(args: argparse.Namespace, dynamodb_client: Any = None) -
         return EXIT_RUN_FAILED
     print(f"catalog {meta['version']}: {meta['item_count']} items from {meta['source']} loaded into {args.table}; "
           f"it is now dynamodb:latest (also dynamodb:{meta['version']})")
-    return EXIT_SUCCEEDED
+    return EXIT_PASSED

@@ -7,16 +7,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_FLAGGED, EXIT_BAD_INPUT = 0, 1, 2
-
-
-def _err(message: str) -> None:
-    print(message, file=sys.stderr)
+# The main contract's codes; for `drift`, 1 means drift flagged.
+from fmquality.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED as EXIT_FLAGGED, EXIT_PASSED as EXIT_OK, err
 
 
 def register(sub: Any) -> None:
@@ -49,6 +45,8 @@ def register(sub: Any) -> None:
     imp.add_argument("file")
     imp.add_argument("--run", help="run id (required with --table when the file has no run_id column)")
     _queue_options(imp)
+    for parser in (sample, drift, review):
+        parser.set_defaults(command_fn=dispatch)
 
 
 def _queue_options(parser: argparse.ArgumentParser) -> None:
@@ -56,9 +54,6 @@ def _queue_options(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--run-dir", default=None, help="local run folder (queue: review.jsonl; default runs/latest)")
     where.add_argument("--table", help="evaluation table (AWS): queue items REVIEW#<run_id>")
     parser.add_argument("--watch-config", help="watch settings YAML")
-
-
-COMMANDS = ("sample", "drift", "review")
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -72,13 +67,13 @@ def dispatch(args: argparse.Namespace) -> int:
         if args.command == "review":
             return cmd_review_export(args) if args.review_command == "export" else cmd_review_import(args)
     except (WatchConfigError, FileNotFoundError, ValueError) as exc:
-        _err(f"error: {exc}")
+        err(f"error: {exc}")
         return EXIT_BAD_INPUT
     raise ValueError(f"unknown command {args.command}")
 
 
 def _config(args: argparse.Namespace):
-    from fmquality.config.watch import load_watch_config
+    from fmquality.config.watch_loader import load_watch_config
 
     return load_watch_config(args.watch_config) if getattr(args, "watch_config", None) else load_watch_config()
 
@@ -90,21 +85,21 @@ def cmd_sample(args: argparse.Namespace) -> int:
     try:
         day_from, day_to = date.fromisoformat(args.day_from), date.fromisoformat(args.day_to)
     except ValueError as exc:
-        _err(f"error: --from/--to: {exc}")
+        err(f"error: --from/--to: {exc}")
         return EXIT_BAD_INPUT
     if day_to < day_from:
-        _err("error: --to is before --from")
+        err("error: --to is before --from")
         return EXIT_BAD_INPUT
     redactor = _sample_redactor()
     turns, errors = read_turn_files(args.turns)
     for e in errors[:20]:
-        _err(f"skipped: {e}")
+        err(f"skipped: {e}")
     sampled, summary = stratified_sample(
         turns, rate=args.rate if args.rate is not None else config.rate,
         min_per_stratum=args.min_per_stratum if args.min_per_stratum is not None else config.min_per_stratum,
         seed=args.seed if args.seed is not None else config.seed, day_from=day_from, day_to=day_to)
     if not sampled:
-        _err(f"error: no turn between {day_from} and {day_to}")
+        err(f"error: no turn between {day_from} and {day_to}")
         return EXIT_BAD_INPUT
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -115,7 +110,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     for s in summary.strata:
         print(f"{s.intent:18s} {s.locale:7s} {s.population:7d} {s.sampled:8d}")
     if errors:
-        _err(f"{len(errors)} bad turn line(s) skipped")
+        err(f"{len(errors)} bad turn line(s) skipped")
     return EXIT_OK
 
 
@@ -137,7 +132,7 @@ def _sample_redactor():
     try:
         return Redactor(order_key_from_environment(secrets_client=client))
     except RedactionKeyMissing:
-        _err("note: no FMQ_ORDER_HASH_KEY or ORDER_HASH_SECRET_ID: turn, session and order ids in the sample are "
+        err("note: no FMQ_ORDER_HASH_KEY or ORDER_HASH_SECRET_ID: turn, session and order ids in the sample are "
              "hashed under a one-off key (ids already stored as tokens are kept)")
         return Redactor(secrets.token_bytes(32))
     except Exception as exc:  # noqa: BLE001 - Secrets Manager unreachable: a usage error, not a traceback
@@ -189,7 +184,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
 
 
 def _queue(args: argparse.Namespace):
-    from fmquality.production.review import DynamoReviewQueue, LocalReviewQueue
+    from fmquality.adapters.review_queue import DynamoReviewQueue, LocalReviewQueue
 
     if args.table:
         if not args.run and getattr(args, "review_command", "") == "export":
@@ -213,7 +208,7 @@ def _queue(args: argparse.Namespace):
 
 
 def cmd_review_export(args: argparse.Namespace) -> int:
-    from fmquality.production.review import export_text
+    from fmquality.production.review_exchange import export_text
 
     queue, run_id = _queue(args)
     items = queue.items(run_id)
@@ -235,7 +230,8 @@ def _print_agreement(agreement) -> None:
 
 
 def cmd_review_import(args: argparse.Namespace) -> int:
-    from fmquality.production.review import apply_verdicts, judge_agreement, parse_verdicts
+    from fmquality.production.review_agreement import judge_agreement
+    from fmquality.production.review_exchange import apply_verdicts, parse_verdicts
 
     verdicts, errors, blank = parse_verdicts(args.file)
     queue, run_id = _queue(args)
@@ -247,8 +243,8 @@ def cmd_review_import(args: argparse.Namespace) -> int:
     problems = errors + more
     if problems:
         for p in problems:
-            _err(str(p))
-        _err(f"{len(problems)} problem(s): nothing imported")
+            err(str(p))
+        err(f"{len(problems)} problem(s): nothing imported")
         return EXIT_BAD_INPUT
     queue.update(updated)
     print(f"imported {len(updated)} verdict(s) from {args.file} ({blank} row(s) left blank)")

@@ -1,9 +1,11 @@
 """Rubric profiles: which dimensions a rubric grades, with which sub-scores, weights, levels and
 letter grades, and which sub-scores the deterministic checks may settle (issue 11, DESIGN section 5).
 
-A profile is data (``datasets/profiles/<name>.yaml``, packaged under ``fmquality/data/profiles/``),
-so adding one adds no Lambda code path: the state machine maps over ``profile.dimension_names``, the
-composite reads ``profile.weights_for(category)``, the judge prompt reads the levels.
+A profile is data (``datasets/profiles/<name>.yaml``, linked under ``fmquality/config/data/profiles/``)
+and the one home of a dimension's name, sub-scores, weights and levels: the state machine maps over
+``profile.dimension_names``, the composite reads ``profile.weights_for(category)``, the judge prompt
+reads the levels. The profile names its scoring scheme (``scheme:``), the code that checks its
+dimensions (``fmquality.schemes``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ class DimensionSpec(BaseModel):
     weights: dict[str, float] | None = None
     sub_scores: dict[str, float] = Field(min_length=1)
     levels: list[Level] | None = None
+    # Or five described levels per sub-score, level 5 (best) first, for a dimension graded on the
+    # numbered levels 5..1 (MangaAssist): the judge is given each sub-score's own descriptions.
+    sub_score_levels: dict[str, list[str]] | None = None
     check_settled: list[str] = Field(default_factory=list)
     applies_when: Condition = "always"
 
@@ -67,6 +72,11 @@ class DimensionSpec(BaseModel):
             values = [lv.value for lv in self.levels]
             if values != sorted(values, reverse=True) or len(set(values)) != len(values):
                 raise ValueError(f"{self.name}: levels must be listed best first with strictly decreasing values")
+        if self.sub_score_levels is not None:
+            if self.levels is not None or set(self.sub_score_levels) != set(self.sub_scores):
+                raise ValueError(f"{self.name}: sub_score_levels describe every sub-score, and replace levels")
+            if any(len(texts) != 5 or not all(t.strip() for t in texts) for texts in self.sub_score_levels.values()):
+                raise ValueError(f"{self.name}: sub_score_levels give five non-empty descriptions per sub-score")
         return self
 
     def weight_for(self, category: str) -> float:
@@ -99,10 +109,10 @@ class Profile(BaseModel):
     # The only composite today: weighted mean over the dimensions that apply, weights renormalised.
     composite: Literal["weighted_mean_applicable"] = "weighted_mean_applicable"
     grades: list[GradeBand] | None = None
-    # The module with the profile's checks and offline signals (``CHECKS`` and ``SIGNALS``, dimension
-    # name -> function(case, fields, profile) -> DimensionFinding), scored by the one generic path
-    # (``profiles.scoring``). None: the MangaAssist dimension modules (``fmquality.schemes.mangaassist``).
-    scorer: str | None = Field(default=None, pattern=r"^fmquality\.schemes\.profiles\.[a-z_]+$")
+    # The scoring scheme: the code behind the dimensions (``fmquality.schemes.SCHEMES``, by name).
+    # A name, not a module path: data does not name code locations, and the registry is the closed,
+    # listed set of schemes (an unknown name is refused with the known ones).
+    scheme: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
 
     @field_validator("categories")
     @classmethod
@@ -147,7 +157,7 @@ class Profile(BaseModel):
         return {d.name: d.weight_for(category) for d in self.dimensions}
 
     def sub_score_table(self) -> dict[str, tuple[str, ...]]:
-        """The profile's answer to ``models.SUB_SCORES``."""
+        """Each dimension's sub-score names, in order."""
         return {d.name: tuple(d.sub_scores) for d in self.dimensions}
 
     def grade_for(self, total: float) -> str | None:
@@ -158,16 +168,6 @@ class Profile(BaseModel):
             if total >= band.min:
                 return band.grade
         return self.grades[-1].grade
-
-    def weighted_mean(self, values: dict[str, float | None], category: str) -> float | None:
-        """Weighted mean over the dimensions with a value (None: not applicable or not scored),
-        weights renormalised; None when no dimension has a value."""
-        weights = self.weights_for(category)
-        used = {k: v for k, v in values.items() if v is not None and weights.get(k, 0) > 0}
-        total_weight = sum(weights[k] for k in used)
-        if not used or total_weight <= 0:
-            return None
-        return sum(weights[k] * v for k, v in used.items()) / total_weight
 
 
 def parse_profile(text: str, source: str = "<profile>") -> Profile:

@@ -9,7 +9,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, field_validator, model_validator
 
 from fmquality.domain.scores import HARD_FAIL_RULES
-from fmquality.language.text import japanese_share
 from fmquality.config.watch import WatchConfig
 from fmquality.config.yamldoc import parse_model, yaml_mapping
 from fmquality.config.profile import Profile, load_profile
@@ -64,8 +63,9 @@ class ConventionScope(BaseModel):
     locales: list[str] = Field(default_factory=list)
     intents: list[str] = Field(default_factory=list)
 
-    def applies(self, intent: str, locale: str, answer: str) -> bool:
-        script = "japanese" if japanese_share(answer) > 0.5 else "latin"
+    def applies(self, intent: str, locale: str, script: str) -> bool:
+        """Whether the convention holds for an answer of ``intent`` and ``locale`` written in ``script``
+        ("latin" or "japanese": ``language.text.script_of`` of the answer)."""
         return ((not self.answer_scripts or script in self.answer_scripts)
                 and (not self.locales or locale in self.locales)
                 and (not self.intents or intent in self.intents))

@@ -129,3 +129,24 @@ class WatchConfigError(ValueError):
 
 class TargetKindRefused(ValueError):
     """A target whose kind this deployment does not accept (the Lambda error name Step Functions shows)."""
+
+
+class DatasetRejected(ValueError):
+    """Prepare: the dataset (or catalog, or rubric) has bad lines and skip_invalid is false, or cannot be
+    read. The state machine fails with this name; the message lists file:line: field: reason."""
+
+
+class BaselineNotFound(LookupError):
+    """A baseline run id that names no finished run, or whose report can no longer be read."""
+
+
+class RunAlreadyExists(ValueError):
+    """The run id (the execution's name) is a run's that exists: a run is registered once."""
+
+
+class TargetRejected(ValueError):
+    """An ssm: target spec whose parameter cannot be read or does not hold a valid spec."""
+
+
+class TargetNotConfigured(LookupError):
+    """An item names an arm the run has no target for (a control item in a run without a control)."""

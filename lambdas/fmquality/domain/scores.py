@@ -1,37 +1,12 @@
-"""What a scorer says of one case: the dimension taxonomy, sub-scores, the evidence-backed rules that
-fail an item on their own, a dimension's score (or why it has none) and the judge usage behind it."""
+"""What a scorer says of one case: sub-scores, the evidence-backed rules that fail an item on their
+own, a dimension's score (or why it has none) and the judge usage behind it. The dimensions and their
+sub-scores are the profile's (``datasets/profiles/*.yaml``)."""
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
-
-
-class Dimension(str, Enum):
-    RELEVANCE = "relevance"
-    FACTUAL_ACCURACY = "factual_accuracy"
-    CONSISTENCY = "consistency"
-    FLUENCY = "fluency"
-
-
-DIMENSIONS: tuple[str, ...] = tuple(d.value for d in Dimension)
-
-
-SUB_SCORES: dict[str, tuple[str, ...]] = {
-    "relevance": ("intent_relevance", "product_relevance", "context_relevance"),
-    "factual_accuracy": (
-        "fact_coverage",
-        "no_hallucination",
-        "price_accuracy",
-        "availability_accuracy",
-        "policy_accuracy",
-        "attribute_accuracy",
-    ),
-    "consistency": ("intra_turn", "cross_turn", "persona"),
-    "fluency": ("grammar", "tone", "formatting"),
-}
 
 
 ScoreStatus = Literal["scored", "unscored", "not_applicable"]

@@ -47,7 +47,7 @@ def check_moto_compatibility() -> None:
     params = list(inspect.signature(backend.invoke).parameters)
     if params != EXPECTED_INVOKE_PARAMETERS:
         raise MotoHookError(f"LambdaSimpleBackend.invoke{params} is not {EXPECTED_INVOKE_PARAMETERS}: "
-                            "update fmquality/local/moto_hooks.py for this moto version")
+                            "update fmquality/engines/moto_hooks.py for this moto version")
     if not hasattr(backend, "get_function"):
         raise MotoHookError("LambdaSimpleBackend.get_function is gone")
     if getattr(_retrier_module(), "time", None) is not time:

@@ -1,9 +1,11 @@
-"""Output files written so that a reader never sees a half-written file or a mix of two runs.
+"""An --out folder: output files written so that a reader never sees a half-written file or a mix of two
+runs.
 
-Each file is written to a temporary name beside it and renamed into place (a rename within one
-folder is atomic). A run's set of outputs is cleared before the run starts, so a run that is killed
-leaves no earlier run's report looking current, and is put in place in an order that ends with
-``report.json``: a report present means every file it summarises is there.
+Each file is written to a temporary name beside it and renamed into place (a rename within one folder
+is atomic). A run's outputs (``run.layout.RUN_OUTPUTS``) are cleared before the run starts, so a run
+that is killed leaves no earlier run's report looking current, and are put in place by
+``run.layout.write_outputs`` through ``FolderStorage``, ``report.json`` last: a report present means
+every file it summarises is there.
 """
 
 from __future__ import annotations
@@ -12,23 +14,45 @@ import os
 import tempfile
 from pathlib import Path
 
-# What a run writes into its --out folder, in the order it is put in place (the report last).
-RUN_OUTPUTS = ("rejected.jsonl", "results.jsonl", "control_results.jsonl", "report.html", "report.json")
+from fmquality.run.layout import RUN_OUTPUTS
 
 
 def write_atomically(path: Path, text: str) -> None:
     """``path`` holds ``text`` completely, or keeps what it held: never a part of it."""
+    write_bytes_atomically(path, text.encode("utf-8"))
+
+
+def write_bytes_atomically(path: Path, body: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
+        with os.fdopen(handle, "wb") as file:
+            file.write(body)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+class FolderStorage:
+    """A folder as the ``run.layout.Storage`` of a run's files: a key is a path inside it. A missing
+    file raises FileNotFoundError."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def read_bytes(self, key: str) -> bytes:
+        return (self.root / key).read_bytes()
+
+    def read_text_if_exists(self, key: str) -> str | None:
+        path = self.root / key
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
+    def write_bytes(self, key: str, body: bytes, content_type: str) -> str:
+        write_bytes_atomically(self.root / key, body)
+        return str(self.root / key)
 
 
 def clear_run_outputs(out: Path) -> None:
@@ -39,13 +63,3 @@ def clear_run_outputs(out: Path) -> None:
     probe.close()
     for name in RUN_OUTPUTS:
         (out / name).unlink(missing_ok=True)
-
-
-def put_run_outputs(out: Path, files: dict[str, str | None]) -> None:
-    """Write a run's outputs (``name -> text``; None: not written), ``report.json`` last."""
-    unknown = set(files) - set(RUN_OUTPUTS)
-    if unknown:
-        raise ValueError(f"not a run output: {sorted(unknown)}")
-    for name in RUN_OUTPUTS:
-        if files.get(name) is not None:
-            write_atomically(out / name, files[name])

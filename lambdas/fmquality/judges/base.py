@@ -38,9 +38,10 @@ class JudgeRequest(BaseModel):
     sub_scores: list[str] = Field(min_length=1)
     case: TestCase
     rubric_version: str
-    # Static rubric text for this dimension (cacheable prefix) and the case rendered as data.
+    # Static rubric text for this dimension (cacheable prefix), and the case as data for the judge:
+    # the scheme's rendering of it (JSON-ready; a model judge fences it once, with the hints).
     guidance: str
-    case_text: str
+    case_data: dict[str, Any]
     # What the deterministic checks already found, so the judge does not re-decide it.
     check_findings: list[str] = Field(default_factory=list)
 

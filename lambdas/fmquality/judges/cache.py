@@ -11,11 +11,11 @@ Only successful verdicts are stored; errors, throttles and malformed output neve
 is retried on the next run. A hit returns the verdict with ``calls=0`` and
 ``usage.cached_verdicts=1``.
 
-Stores:
-- ``LocalVerdictStore(folder)``: one JSON file per key under ``.fmquality-cache/verdicts/``
+Stores (the ``VerdictStore`` protocol):
+- ``LocalVerdictStore(folder)``, here: one JSON file per key under ``.fmquality-cache/verdicts/``
   (the CLI's default for the Bedrock judge; the folder is gitignored);
-- ``DynamoVerdictStore(table_name, boto3_client)``: the evaluation table, item
-  ``pk=VERDICT#<hash>, sk=VERDICT`` with ``expires_at`` (the table's TTL attribute, epoch seconds).
+- ``fmquality.adapters.verdicts.DynamoVerdictStore(table_name, boto3_client)``: the evaluation
+  table, item ``pk=VERDICT#<hash>, sk=VERDICT`` with ``expires_at`` (the table's TTL attribute).
 
 Both keep entries ``ttl_days`` (30 by default) and ignore expired ones. A store that fails (disk,
 DynamoDB) never fails the scoring: the read is treated as a miss and the write is skipped.
@@ -117,30 +117,6 @@ class LocalVerdictStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-
-
-class DynamoVerdictStore:
-    """The evaluation table: ``pk=VERDICT#<key>``, ``sk=VERDICT``, ``expires_at`` for the TTL."""
-
-    def __init__(
-        self,
-        table_name: str,
-        boto3_client: Any = None,
-        ttl_days: float = DEFAULT_TTL_DAYS,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        from fmquality.adapters.dynamodb import EvaluationTable
-
-        self.table = EvaluationTable(table_name, boto3_client)
-        self.ttl_s = ttl_days * _DAY_S
-        self._clock = clock
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        payload = self.table.get_cached_verdict(key, now=self._clock())
-        return json.loads(payload) if payload else None
-
-    def put(self, key: str, entry: dict[str, Any]) -> None:
-        self.table.put_cached_verdict(key, json.dumps(entry, ensure_ascii=False), int(self._clock() + self.ttl_s))
 
 
 class CachingJudge:

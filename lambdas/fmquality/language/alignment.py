@@ -2,19 +2,15 @@
 an evidence sentence has in common with another.
 
 A text is read into ``Unit``s (its sentences and list lines), each with its content words (English
-lightly stemmed and mapped through the store vocabulary below, Japanese as words and character
-pairs), its word pairs in order, its numbers with their kind of unit, its dates and its polarity.
-Two uses:
+lightly stemmed and mapped through the store vocabulary, ``language.vocabulary``; Japanese as words
+and character pairs), its word pairs in order, its numbers with their kind of unit, its dates and its
+polarity (``language.negation``). Two uses:
 
 - coverage: does an answer convey an expected fact? The best-matching answer sentence must carry the
   fact's numbers and most of its content words, with the same polarity ("Gyo is in stock" does not
   convey "Gyo is out of stock").
 - grounding: how much of an answer sentence an evidence sentence supports (content words and, more
   strictly, word pairs in order: a recombination of the source's words is not support).
-
-``STORE_VOCABULARY`` groups words an online store's shoppers and staff use interchangeably ("send it
-back" / "return", "sealed" / "unopened", "arrive" / "delivery"), English and Japanese. It is the
-general vocabulary of shop policies and orders, not phrases taken from a dataset.
 """
 
 from __future__ import annotations
@@ -24,150 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from fmquality.claims.reading import COMPATIBLE_STOCK, expand_contractions, is_question
 from fmquality.domain.case import TestCase
-from fmquality.language.text import (
-    ENGLISH_STOPWORDS,
-    JAPANESE_STOPWORDS,
-    DateMention,
-    availability_mentions,
-    extract_quantities,
-    find_dates,
-    has_japanese,
-    normalize,
-    number_value,
-    segment_spans,
-    tokenize,
-)
-from fmquality.language.text import UNIT_WORDS
-
-STORE_VOCABULARY: dict[str, tuple[str, ...]] = {
-    "return": ("return", "send back", "sent back", "send it back", "send them back", "返品", "返送"),
-    "refund": ("refund", "money back", "reimburse", "返金", "払い戻"),
-    "exchange": ("exchange", "replacement", "replace", "swap", "交換"),
-    "deliver": ("deliver", "delivery", "arrive", "arrival", "reach", "eta", "get to you", "coming", "on its way",
-                "お届け", "到着", "配達", "届"),
-    "ship": ("ship", "shipped", "shipping", "dispatch", "send out", "sent out", "went out", "left our warehouse",
-             "発送", "出荷", "配送"),
-    "unopened": ("unopened", "sealed", "unread", "shrink-wrapped", "未開封", "未使用"),
-    "opened": ("opened", "開封"),
-    "damaged": ("damaged", "defective", "torn", "broken", "misprinted", "破損", "不良", "破れ", "汚損"),
-    "cancel": ("cancel", "キャンセル", "取り消"),
-    "price": ("price", "cost", "costs", "priced", "値段", "価格", "税込"),
-    "stock": ("stock", "available", "availability", "在庫"),
-    # Being charged and paying are one event for the shopper ("charged when it ships" / "payment
-    # is taken when it ships").
-    "charge": ("charge", "charged", "bill", "billed", "pay", "payment", "paid", "money", "請求", "課金", "引き落とし",
-               "支払", "決済", "入金", "代金"),
-    "free": ("free", "no charge", "無料"),
-    "order": ("order", "purchase", "package", "parcel", "shipment", "注文", "購入", "荷物"),
-    "item": ("item", "product", "book", "copy", "商品", "品物"),
-    "point": ("point", "ポイント", "還元"),
-    "discount": ("discount", "off", "sale", "割引", "オフ", "値引"),
-    "preorder": ("pre-order", "preorder", "予約"),
-    "volume": ("volume", "vol", "巻"),
-    "author": ("author", "mangaka", "written by", "作者", "著者", "先生"),
-    "combine": ("combine", "combined", "stack", "併用"),
-    "code": ("code", "coupon", "クーポン", "コード"),
-    "business_day": ("business day", "working day", "営業日"),
-    "within": ("within", "up to", "inside", "以内", "まで"),
-}
-_PHRASES = sorted(((p, c) for c, ps in STORE_VOCABULARY.items() for p in ps if " " in p or "-" in p or has_japanese(p)),
-                  key=lambda x: -len(x[0]))
-_WORDS = {p: c for c, ps in STORE_VOCABULARY.items() for p in ps if " " not in p and "-" not in p and not has_japanese(p)}
-# Kanji and katakana runs carry a Japanese sentence's content; hiragana mostly its grammar.
-_CONTENT_CJK_RUN = re.compile(r"[\u30a0-\u30ff\u3400-\u9fffー々]+")
-_HIRAGANA = re.compile(r"^[\u3040-\u309f]+$")
-
-
-def stem(token: str) -> str:
-    """A light suffix strip so "recommendations", "recommended" and "recommend" meet, and
-    "cancelled"/"cancel", "shipped"/"ships", "placed"/"place" (doubled final consonant undone, final
-    e dropped)."""
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "ed", "es", "s"):
-        if len(token) > len(suffix) + 2 and token.endswith(suffix) and not token.endswith("ss"):
-            token = token[: -len(suffix)] + ("y" if suffix == "ies" else "")
-            if len(token) > 3 and token[-1] == token[-2] and token[-1] not in "aeiouls":
-                token = token[:-1]
-            break
-    if len(token) > 5 and token.endswith("ll"):
-        token = token[:-1]  # "cancell(ed)" -> "cancel" (Porter's step 5b)
-    return token[:-1] if len(token) > 3 and token.endswith("e") else token
-
-
-@lru_cache(maxsize=65536)
-def concept_tokens(norm: str) -> frozenset[str]:
-    """Content words of a normalized text: store-vocabulary phrases as their concept, English
-    words stemmed, Japanese words from the segmenter (particles and inflection pieces dropped) plus
-    character pairs of every Japanese run (steadier than the segmenter across rewordings)."""
-    out: set[str] = set()
-    text = norm
-    for phrase, concept in _PHRASES:
-        if phrase in text:
-            out.add(concept)
-            text = text.replace(phrase, " ")
-    for token in tokenize(text):
-        token = re.sub(r"'(?:s|re|ve|ll|d|m|t)$", "", token)  # "what's", "you're": the word itself
-        if token in ENGLISH_STOPWORDS or token in JAPANESE_STOPWORDS:
-            continue
-        if has_japanese(token):
-            if not _HIRAGANA.match(token) or len(token) >= 3:
-                out.add(token)
-        elif len(token) > 1 and not token.isdigit() and token not in UNIT_WORDS:
-            # Numbers and their units are compared as numbers (Unit.numbers), not as words.
-            out.add(_WORDS.get(token) or _WORDS.get(stem(token)) or stem(token))
-    for run in _CONTENT_CJK_RUN.findall(text):
-        out.update("~" + run[i:i + 2] for i in range(len(run) - 1))
-    return frozenset(out)
-
-
-_NEGATION_CUE = re.compile(r"^(?:not|no|never|without|none|nothing|neither|nor)$")
-_CLAUSE = re.compile(r"[,;:!?、。—–]|\s-\s|\.(?=\s|$)|\b(?:but|unless|except|so|because|although|though|while|and|or|if|when)\b")
-_JA_NEGATION = re.compile(r"^(?:ない|ません|ませ|ず|なかっ|なく|ぬ|不可)$")
-# Adverbs sit between a negation and what it denies ("does not currently offer").
-_ADVERB = re.compile(r"^(?:[a-z]+ly|still|yet|always|ever|even|just|also|quite|really|actually|anymore|right)$")
-
-
-def negated_tokens(norm: str) -> frozenset[str]:
-    """Content words a negation governs: in English the first content word after "not", "never",
-    "no", "n't" in the same clause ("cannot be combined with other discounts" negates "combined"); in
-    Japanese the word right before ない / ません / ず (返品できません negates 返品)."""
-    negated: set[str] = set()
-    affirmed: set[str] = set()
-    for clause in _CLAUSE.split(expand_contractions(norm)):
-        words = tokenize(clause)
-        scoped: set[int] = set()
-        for index, word in enumerate(words):
-            if _NEGATION_CUE.match(word):
-                following = next((i for i in range(index + 1, len(words))
-                                  if _concepts_of(words[i]) and not _ADVERB.match(words[i])), None)
-                if following is not None:
-                    scoped.add(following)
-            elif _JA_NEGATION.match(word):
-                previous = next((i for i in range(index - 1, max(-1, index - 5), -1)
-                                 if _concepts_of(words[i]) and not _HIRAGANA.match(words[i])), None)
-                if previous is not None:
-                    scoped.add(previous)
-        for index, word in enumerate(words):
-            if index in scoped:
-                negated.update(_concepts_of(word))
-            elif not scoped:
-                affirmed.update(_concepts_of(word))
-    # A word also stated in a clause without negation is affirmed ("no charge when you order; you
-    # are charged when it ships"); the other words of a negated clause are neither.
-    return frozenset(negated - affirmed)
-
-
-def _concepts_of(word: str) -> set[str]:
-    return {c for c in concept_tokens(word) if not c.startswith("~")}
-
-
-def polarity_differs(a: Unit, b: Unit, names: frozenset[str] = frozenset()) -> bool:
-    """Whether two sentences state what they share with opposite polarity: a word they both carry is
-    negated in one and not in the other. ``names`` (the products' names) are what the sentences are
-    about, not what they say: "no Chainsaw Man, then" does not deny "Chainsaw Man is $11.99"."""
-    shared = (a.tokens & b.tokens) - names
-    return bool((a.negated & shared) ^ (b.negated & shared))
+from fmquality.language.negation import is_question, negated_tokens, polarity_differs
+from fmquality.language.numbers import DateMention, extract_quantities, find_dates, number_value, range_low
+from fmquality.language.stock import COMPATIBLE_STOCK, availability_mentions
+from fmquality.language.text import normalize, segment_spans, tokenize
+from fmquality.language.vocabulary import concept_tokens, stem
 
 
 def _word_pairs(norm: str) -> frozenset[tuple[str, str]]:
@@ -189,7 +47,6 @@ class Unit:
 
 _COUNTED = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|ten)\s+(?!of\b|more\b|or\b|and\b|to\b)"
                       r"([a-z]{3,})")
-_RANGE_START = re.compile(r"(\d+(?:\.\d+)?|[a-z]+)\s*(?:-|–|—|〜|~|～|to|から)\s*$")
 
 
 def _numbers(norm: str, dates: list[DateMention]) -> frozenset[tuple[str, float]]:
@@ -199,9 +56,8 @@ def _numbers(norm: str, dates: list[DateMention]) -> frozenset[tuple[str, float]
     range_starts: set[float] = set()
     quantities = extract_quantities(norm)
     for q in quantities:
-        start = _RANGE_START.search(norm[max(0, q.start - 14):q.start]) if q.unit else None
-        low = number_value(start.group(1)) if start else None
-        if low is not None and low < q.value:
+        low = range_low(norm, q.start, q.value, reach=14) if q.unit else None
+        if low is not None:
             range_starts.add(low)
             days = q.in_days()
             out.add(("duration", round(low * days / q.value, 3)) if days is not None else (q.unit, low))
@@ -284,7 +140,7 @@ def match_fact(fact: str, answer: list[Unit]) -> FactMatch:
     target = unit_of(fact)
     if not answer:
         return FactMatch("not_found", 0.0, f"{fact!r}: empty answer")
-    specifics = [n for n in target.numbers if n[0] != "as written"]
+    specifics = sorted(n for n in target.numbers if n[0] != "as written")  # sorted: the same order every run
 
     def parts(u: Unit) -> tuple[float, int, int]:
         number_hits = sum(_same_number(n, u.numbers) for n in specifics)

@@ -9,6 +9,9 @@ Keys and text are compared in the same "compact" form: NFKC, lower case, apostro
 run of other punctuation or space collapsed to one space ("Spy x Family!" and "spy × family" meet
 only where their letters do). Positions of a ``Mention`` are in ``normalize(text)``, the coordinate
 system of every other span in the core (sentences, prices, dates).
+
+Listings that share a name (two editions of a title, two volumes of a series) are told apart by the
+title words only one of them has (``told_apart``: 特装版, "Collector's Edition", "Vol. 12").
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING
 import ahocorasick
 
 from fmquality.domain.case import CatalogItem
-from fmquality.language.text import has_japanese, normalize
+from fmquality.language.text import ENGLISH_STOPWORDS, has_japanese, normalize
 
 if TYPE_CHECKING:
     from fmquality.domain.case import TestCase
@@ -204,6 +207,54 @@ class CatalogIndex:
             for asin in mention.asins:
                 seen.setdefault(asin, None)
         return list(seen)
+
+
+# --------------------------------------------------------------------------------------------------
+# Telling apart listings that share a name (two editions, two volumes) by their own title words
+# --------------------------------------------------------------------------------------------------
+
+def _title_words(item: CatalogItem) -> set[str]:
+    """The words of a listing's titles: English words, volume numbers, Japanese title parts."""
+    words: set[str] = set()
+    for title in (item.title, item.title_ja or ""):
+        norm = normalize(title)
+        volume = re.search(r"(\d+)\s*[)）]?\s*$", norm)  # the number a title ends on is its volume
+        words |= {w for w in re.findall(r"[a-z0-9']+|[^\sa-z0-9'!?,.:;()（）・/&-]+", norm)
+                  if len(w) >= 2 and not w.isdigit()}
+        words |= {volume.group(1)} if volume else set()
+    return {w for w in words if w not in ENGLISH_STOPWORDS} - {"vol", "vols", "set", "edition"}
+
+
+def distinct_words(items: list[CatalogItem]) -> dict[str, set[str]]:
+    """Per listing, the title words no other of ``items`` has (特装版, "Collector's Edition", "12")."""
+    own = {i.asin: _title_words(i) for i in items}
+    return {asin: words - set().union(*(w for a, w in own.items() if a != asin)) for asin, words in own.items()}
+
+
+def told_apart(items: list[CatalogItem], sentence: str) -> list[CatalogItem]:
+    """Of listings that share a name (two editions, two volumes), the one whose own title words the
+    sentence (normalized) uses; all of them when it uses none or several."""
+    if len(items) < 2:
+        return items
+    distinct = distinct_words(items)
+    hits = [i for i in items if any(_word_in(w, sentence) for w in distinct[i.asin])]
+    return hits if len(hits) == 1 else items
+
+
+def word_position(word: str, text: str) -> int | None:
+    """Where a title word stands in a normalized text (a number as a volume: "vol. 12", 「12巻」)."""
+    if has_japanese(word):
+        found = text.find(word)
+        return None if found < 0 else found
+    if word.isdigit():
+        match = re.search(rf"(?:vol(?:ume)?\.?\s*|#|第\s*)0*{word}(?!\d)|(?<!\d){word}\s*巻", text)
+    else:
+        match = re.search(rf"(?<![a-z0-9']){re.escape(word)}(?![a-z0-9'])", text)
+    return match.start() if match else None
+
+
+def _word_in(word: str, sentence: str) -> bool:
+    return word_position(word, sentence) is not None
 
 
 _INDEXES: dict[tuple[str, ...], CatalogIndex] = {}

@@ -10,6 +10,7 @@ A record the schema refuses is stored redacted under ``production/turns/dt=inval
 from __future__ import annotations
 
 import json
+import math
 import random
 import time
 from collections import Counter
@@ -23,6 +24,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from fmquality.domain.case import CatalogItem, Intent, Message, PageContext, check_locale
 from fmquality.production.redact import Redactor, decode_bytes, order_key_from_environment, refused_envelope
 from fmquality.domain.errors import CaptureError
+from fmquality.retry import full_jitter
 
 TURNS_PREFIX = "production/turns/"
 SCHEMA_VERSION = 1
@@ -95,7 +97,7 @@ class CaptureClient:
     ``send`` buffers; a full batch (500 records or 4 MiB) is sent with PutRecordBatch, and
     ``flush`` (or leaving a ``with`` block) sends the rest. Records that PutRecordBatch reports as
     failed (FailedPutCount / per-record ErrorCode, e.g. throttling) are sent again, alone, with
-    exponential backoff and full jitter, up to ``max_attempts``; then CaptureError names them (by the
+    exponential backoff and full jitter (``fmquality.retry``), up to ``max_attempts``; then CaptureError names them (by the
     producer's own turn ids: only the stream gets the hashed ones).
     The redactor defaults to one keyed from the environment (FMQ_ORDER_HASH_KEY, or the secret in
     ORDER_HASH_SECRET_ID read with ``secrets_client``)."""
@@ -168,7 +170,8 @@ class CaptureClient:
                 raise CaptureError(f"{len(pending)} turn(s) not accepted by {self.stream_name} after "
                                    f"{self.max_attempts} attempts", [turn_id for turn_id, _ in pending])
             self.retried += len(pending)
-            self._sleep(self._rng() * self.base_delay_s * 2 ** attempt)
+            # Uncapped: max_attempts bounds the wait (0.1 s x 2^4 = 1.6 s at most by default).
+            self._sleep(full_jitter(attempt, self.base_delay_s, math.inf, self._rng))
 
 
 def _retryable(exc: Exception) -> bool:

@@ -2,16 +2,19 @@
 
 Per intent x locale stratum and per measure (the composite and each of the four dimensions):
 
-- **CUSUM** (one-sided, downward) on the run means: with mu and sigma the mean and standard deviation
-  of the reference runs' means for that stratum and measure, after each run
+- **CUSUM** (one-sided, downward, ``stats.cusum``) on the run means: with mu and sigma the mean and
+  standard deviation of the reference runs' means for that stratum and measure, after each run
   ``S = max(0, S_prev + (mu - x) - k)``, ``k = cusum_k_sigma * sigma``; it signals when
   ``S > h = cusum_h_sigma * sigma`` (defaults k = 0.5 sigma, h = 4 sigma). ``S`` is carried across
   runs in a DriftState (a JSON document); the metric DriftCusum is ``S / sigma`` so one alarm
   threshold (h in sigmas) serves every stratum. sigma is floored at ``min_sigma`` (reference runs that
   agree exactly) and, with a single reference run, estimated from its items (sd / sqrt(n)).
 - **Kolmogorov-Smirnov**, two-sample, between this run's composite scores in the stratum and the
-  pooled reference items: the statistic D and its asymptotic p-value (pure Python: the core runs in
-  Lambda without scipy). A p-value below ``ks_alpha`` with a lower mean also flags the stratum.
+  pooled reference items: the statistic D and its asymptotic p-value (``stats.ks``). A p-value
+  below ``ks_alpha`` with a lower mean also flags the stratum.
+
+Each rule is one function (``_cusum_rule``, ``_ks_rule``) called by ``detect_drift``; a rule adds a
+reason to the stratum, and any reason flags it.
 
 A stratum with fewer than ``min_items`` items in a run is not tested and its CUSUM is left as it was.
 """
@@ -27,61 +30,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from fmquality.domain.scores import DIMENSIONS
-from fmquality.domain.results import EvaluationResult
 from fmquality.config.watch import DriftSettings
+from fmquality.domain.results import EvaluationResult
+from fmquality.schemes.mangaassist import DIMENSIONS
+from fmquality.stats.cusum import cusum_down
+from fmquality.stats.ks import KsResult, ks_2samp
 
 COMPOSITE = "composite"
 MEASURES: tuple[str, ...] = (COMPOSITE, *DIMENSIONS)
-
-
-# --------------------------------------------------------------------------------------------------
-# Kolmogorov-Smirnov
-# --------------------------------------------------------------------------------------------------
-
-
-class KsResult(BaseModel):
-    statistic: float
-    p_value: float
-    n: int
-    m: int
-
-
-def kolmogorov_sf(lam: float) -> float:
-    """P(K > lam) for the Kolmogorov distribution: 2 * sum_{k>=1} (-1)^(k-1) exp(-2 k^2 lam^2)."""
-    if lam <= 0:
-        return 1.0
-    if lam < 0.2:  # the alternating series converges slowly there and the value is 1 to 1e-20
-        return 1.0
-    total = 0.0
-    for k in range(1, 101):
-        term = math.exp(-2.0 * k * k * lam * lam)
-        total += term if k % 2 else -term
-        if term < 1e-16:
-            break
-    return max(0.0, min(1.0, 2.0 * total))
-
-
-def ks_2samp(x: Sequence[float], y: Sequence[float]) -> KsResult:
-    """Two-sample, two-sided KS: D = sup |F_x - F_y| over the pooled values (ties handled by
-    stepping past every copy of a value); p = Q_KS((r + 0.12 + 0.11 / r) * D) with r = sqrt(n m / (n + m)),
-    the asymptotic Kolmogorov distribution with Stephens' small-sample correction (within about 0.02
-    of scipy's ``ks_2samp(..., method="asymp")``, which uses the finite-n distribution at round(r^2))."""
-    n, m = len(x), len(y)
-    if n == 0 or m == 0:
-        raise ValueError("both samples need at least one value")
-    xs, ys = sorted(x), sorted(y)
-    i = j = 0
-    d = 0.0
-    while i < n and j < m:
-        value = min(xs[i], ys[j])
-        while i < n and xs[i] == value:
-            i += 1
-        while j < m and ys[j] == value:
-            j += 1
-        d = max(d, abs(i / n - j / m))
-    root = math.sqrt(n * m / (n + m))
-    return KsResult(statistic=round(d, 6), p_value=kolmogorov_sf((root + 0.12 + 0.11 / root) * d), n=n, m=m)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -214,21 +170,59 @@ class DriftReport(BaseModel):
         return [s for s in self.strata if s.flag]
 
 
+def _cusum_rule(drift: StratumDrift, items: list[EvaluationResult], ref: StratumReference,
+                stratum_state: dict[str, MeasureState], settings: DriftSettings, count_run: bool) -> None:
+    """Each measure's CUSUM updated with this run's mean (unless the run was counted before); a sum
+    past h sigmas flags the stratum (reason ``cusum:<measure>``)."""
+    for measure, mref in ref.measures.items():
+        values = _values(items, measure)
+        if not values:
+            continue
+        mean = fmean(values)
+        ms = stratum_state.setdefault(measure, MeasureState())
+        if count_run:
+            ms.cusum = cusum_down(ms.cusum, mean, mref.mean, settings.cusum_k_sigma * mref.sigma)
+            ms.runs += 1
+        signalled = ms.cusum > settings.cusum_h_sigma * mref.sigma
+        drift.measures[measure] = MeasureDrift(
+            mean=round(mean, 4), reference_mean=mref.mean, sigma=mref.sigma,
+            shift=round(mean - mref.mean, 4), cusum=round(ms.cusum / mref.sigma, 3), signalled=signalled)
+        if signalled:
+            drift.reasons.append(f"cusum:{measure}")
+
+
+def _ks_rule(drift: StratumDrift, items: list[EvaluationResult], ref: StratumReference,
+             settings: DriftSettings) -> None:
+    """The run's composites against the pooled reference items: a KS p-value below ``ks_alpha``
+    with a lower mean flags the stratum (reason ``ks``). Runs after the CUSUM rule (it reads the shift)."""
+    current = _values(items, COMPOSITE)
+    if current and ref.composites:
+        drift.ks = ks_2samp(current, ref.composites)
+        lower = COMPOSITE in drift.measures and drift.measures[COMPOSITE].shift < 0
+        if drift.ks.p_value < settings.ks_alpha and lower:
+            drift.reasons.append("ks")
+
+
+def _untested_stratum(intent: str, locale: str, items: list[EvaluationResult], settings: DriftSettings) -> StratumDrift:
+    worst = sorted(items, key=lambda r: (r.composite_score if r.composite_score is not None else -1.0, r.test_id))
+    return StratumDrift(intent=intent, locale=locale, items=len(items), tested=False,
+                        worst_items=[WorstItem(test_id=r.test_id, composite_score=r.composite_score,
+                                               reasons=r.failure_reasons[:3])
+                                     for r in worst[:settings.worst_items]])
+
+
 def detect_drift(results: Sequence[EvaluationResult], reference: Reference, state: DriftState | None = None,
                  settings: DriftSettings | None = None, run_id: str = "run") -> tuple[DriftReport, DriftState]:
-    """Update the CUSUMs with this run and test each stratum; returns the report and the new state
-    (the given state is not modified). A run id already in the state is not counted twice."""
+    """Update the CUSUMs with this run and test each stratum against the drift rules (``_cusum_rule``,
+    ``_ks_rule``); returns the report and the new state (the given state is not modified). A run id
+    already in the state is not counted twice."""
     settings = settings or DriftSettings()
     state = (state or DriftState()).model_copy(deep=True)
     repeated = run_id in state.runs
     out: list[StratumDrift] = []
     for key, items in sorted(_by_stratum(results).items()):
         intent, locale = key.split("|", 1)
-        worst = sorted(items, key=lambda r: (r.composite_score if r.composite_score is not None else -1.0, r.test_id))
-        drift = StratumDrift(intent=intent, locale=locale, items=len(items), tested=False,
-                             worst_items=[WorstItem(test_id=r.test_id, composite_score=r.composite_score,
-                                                    reasons=r.failure_reasons[:3])
-                                          for r in worst[:settings.worst_items]])
+        drift = _untested_stratum(intent, locale, items, settings)
         ref = reference.strata.get(key)
         if ref is None:
             drift.note = "no reference for this stratum"
@@ -236,28 +230,8 @@ def detect_drift(results: Sequence[EvaluationResult], reference: Reference, stat
             drift.note = f"{len(items)} item(s), fewer than {settings.min_items}: not tested"
         else:
             drift.tested = True
-            stratum_state = state.strata.setdefault(key, {})
-            for measure, mref in ref.measures.items():
-                values = _values(items, measure)
-                if not values:
-                    continue
-                mean = fmean(values)
-                ms = stratum_state.setdefault(measure, MeasureState())
-                if not repeated:
-                    ms.cusum = max(0.0, ms.cusum + (mref.mean - mean) - settings.cusum_k_sigma * mref.sigma)
-                    ms.runs += 1
-                signalled = ms.cusum > settings.cusum_h_sigma * mref.sigma
-                drift.measures[measure] = MeasureDrift(
-                    mean=round(mean, 4), reference_mean=mref.mean, sigma=mref.sigma,
-                    shift=round(mean - mref.mean, 4), cusum=round(ms.cusum / mref.sigma, 3), signalled=signalled)
-                if signalled:
-                    drift.reasons.append(f"cusum:{measure}")
-            current = _values(items, COMPOSITE)
-            if current and ref.composites:
-                drift.ks = ks_2samp(current, ref.composites)
-                lower = COMPOSITE in drift.measures and drift.measures[COMPOSITE].shift < 0
-                if drift.ks.p_value < settings.ks_alpha and lower:
-                    drift.reasons.append("ks")
+            _cusum_rule(drift, items, ref, state.strata.setdefault(key, {}), settings, count_run=not repeated)
+            _ks_rule(drift, items, ref, settings)
             drift.flag = bool(drift.reasons)
         out.append(drift)
     if not repeated:

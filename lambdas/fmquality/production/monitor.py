@@ -1,4 +1,5 @@
-"""Monitor status of a sampled run, overall and per intent x locale stratum.
+"""The ``monitor`` block of a sampled production run's report: its status overall and per intent x
+locale stratum (a run is a production sample when every case carries ``sample.PRODUCTION_TAG``).
 
 - ``insufficient_data``: fewer than ``min_items_per_stratum`` items (scored or not) in the stratum;
 - ``critical``: pass rate below ``critical_pass_rate`` (0.70);
@@ -12,12 +13,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from fmquality.domain.results import EvaluationResult
+from fmquality.config.rubric import Rubric
 from fmquality.config.watch import MonitorThresholds, WatchConfig
+from fmquality.domain.results import EvaluationResult
 
 Status = Literal["healthy", "warning", "critical", "insufficient_data"]
 STATUS_CODES: dict[str, int] = {"healthy": 0, "warning": 1, "critical": 2, "insufficient_data": 3}
@@ -45,28 +47,19 @@ class MonitorBlock(BaseModel):
         return {(s.intent or "", s.locale or ""): s for s in self.strata}
 
 
-def thresholds_from(source: Any) -> MonitorThresholds:
-    """Thresholds from a rubric (its ``production.monitor`` section once it has one), a
-    WatchConfig, a MonitorThresholds, a plain dict, or None (the defaults)."""
+def thresholds_from(source: Rubric | WatchConfig | MonitorThresholds | None) -> MonitorThresholds:
+    """The thresholds of a rubric's or a watch config's ``monitor`` section; None: the defaults."""
     if source is None:
         return MonitorThresholds()
     if isinstance(source, MonitorThresholds):
         return source
     if isinstance(source, WatchConfig):
         return source.monitor
-    if isinstance(source, dict):
-        data = source.get("production", source)
-        data = data.get("monitor", data)
-        return MonitorThresholds.model_validate(data)
-    production = getattr(source, "production", None)  # a rubric that carries the section
-    if production is not None:
-        monitor = getattr(production, "monitor", None) or (production.get("monitor") if isinstance(production, dict) else None)
-        if monitor is not None:
-            return thresholds_from(monitor if not isinstance(monitor, BaseModel) else monitor.model_dump())
-    return MonitorThresholds()
+    return source.production.monitor
 
 
 def classify(total: int, passed: int, thresholds: MonitorThresholds) -> Status:
+    """The status of a stratum of ``total`` items of which ``passed`` passed."""
     if total < thresholds.min_items_per_stratum:
         return "insufficient_data"
     rate = passed / total
@@ -87,7 +80,8 @@ def _status(items: list[EvaluationResult], thresholds: MonitorThresholds, intent
         mean_composite=round(sum(scores) / len(scores), 4) if scores else None)
 
 
-def monitor_status(results: Iterable[EvaluationResult], rubric_or_thresholds: Any = None) -> MonitorBlock:
+def monitor_status(results: Iterable[EvaluationResult],
+                   rubric_or_thresholds: Rubric | WatchConfig | MonitorThresholds | None = None) -> MonitorBlock:
     """The ``monitor`` block of a sampled run's report (pure)."""
     thresholds = thresholds_from(rubric_or_thresholds)
     items = list(results)

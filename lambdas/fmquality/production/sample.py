@@ -18,6 +18,7 @@ does not depend on the hashing key.
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import random
@@ -27,12 +28,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
-from fmquality.run.dataset import parse_lines
-from fmquality.production.capture import TurnRecord, parse_turn_lines, redact_record
+from fmquality.domain.case import TestCase
+from fmquality.production.capture import TurnRecord, parse_turn_lines, partition_prefix, redact_record
 from fmquality.production.redact import Redactor
 
+# Every case of a production sample carries this tag; a run whose cases all do gets a monitor block.
 PRODUCTION_TAG = "production"
 DEFAULT_RATE = 0.01
 DEFAULT_MIN_PER_STRATUM = 30
@@ -129,22 +131,29 @@ def redact_turns(turns: Iterable[TurnRecord], redactor: Redactor) -> list[TurnRe
 
 
 def dataset_text(turns: Iterable[TurnRecord], redactor: Redactor | None = None) -> str:
-    """The JSON Lines dataset of the sampled turns (redacted first when ``redactor`` is given),
-    checked with the ordinary dataset loader: a line the loader would reject is a bug here, so it
-    raises instead of writing it."""
+    """The JSON Lines dataset of the sampled turns (redacted first when ``redactor`` is given), each
+    line checked as a test case: a line the dataset loader would reject is a bug here, so it raises
+    instead of writing it."""
     if redactor is not None:
         turns = redact_turns(turns, redactor)
-    text = "".join(json.dumps(turn_to_case(t), ensure_ascii=False) + "\n" for t in turns)
-    loaded = parse_lines(text.encode("utf-8").splitlines(), "<production sample>")
-    if loaded.errors:
-        raise ValueError(f"sampled dataset does not validate: {loaded.errors[0]}")
-    return text
+    lines = [json.dumps(turn_to_case(t), ensure_ascii=False) + "\n" for t in turns]
+    for number, line in enumerate(lines, start=1):
+        try:
+            TestCase.model_validate_json(line)
+        except ValidationError as exc:
+            raise ValueError(f"sampled dataset does not validate: line {number}: {exc.errors()[0]['msg']}") from exc
+    return "".join(lines)
+
+
+def _turns_in(body: bytes, source: str) -> tuple[list[TurnRecord], list[str]]:
+    """The turns of one stored object or file (gzip-compressed or not) and its bad lines."""
+    if body[:2] == b"\x1f\x8b":
+        body = gzip.decompress(body)
+    return parse_turn_lines(body.splitlines(), source)
 
 
 def read_turn_files(paths: Iterable[str | Path]) -> tuple[list[TurnRecord], list[str]]:
     """Turns from files or folders (every *.jsonl / *.json / Firehose object below a folder)."""
-    import gzip
-
     turns: list[TurnRecord] = []
     errors: list[str] = []
     for raw in paths:
@@ -153,10 +162,7 @@ def read_turn_files(paths: Iterable[str | Path]) -> tuple[list[TurnRecord], list
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such file or folder")
         for file in files:
-            data = file.read_bytes()
-            if data[:2] == b"\x1f\x8b":
-                data = gzip.decompress(data)
-            got, bad = parse_turn_lines(data.splitlines(), str(file))
+            got, bad = _turns_in(file.read_bytes(), str(file))
             turns.extend(got)
             errors.extend(bad)
     return turns, errors
@@ -166,15 +172,12 @@ SAMPLE_TRIGGER = "schedule:production-sample"
 
 
 def sample_key(day: date) -> str:
+    """Where the day's sample is written in the data bucket."""
     return f"datasets/production/sample-{day.isoformat()}.jsonl"
 
 
 def read_turns_s3(s3_client: Any, bucket: str, days: Iterable[date]) -> tuple[list[TurnRecord], list[str]]:
     """Every turn stored under production/turns/dt=<day>/ for the given days."""
-    import gzip
-
-    from fmquality.production.capture import partition_prefix
-
     turns: list[TurnRecord] = []
     errors: list[str] = []
     paginator = s3_client.get_paginator("list_objects_v2")
@@ -182,9 +185,7 @@ def read_turns_s3(s3_client: Any, bucket: str, days: Iterable[date]) -> tuple[li
         for page in paginator.paginate(Bucket=bucket, Prefix=partition_prefix(day.isoformat())):
             for obj in page.get("Contents", []):
                 body = s3_client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
-                if body[:2] == b"\x1f\x8b":
-                    body = gzip.decompress(body)
-                got, bad = parse_turn_lines(body.splitlines(), f"s3://{bucket}/{obj['Key']}")
+                got, bad = _turns_in(body, f"s3://{bucket}/{obj['Key']}")
                 turns.extend(got)
                 errors.extend(bad)
     return turns, errors

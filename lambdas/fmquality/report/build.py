@@ -1,4 +1,6 @@
-"""Run report: aggregation, breakdowns, baseline comparison and the run-level gate."""
+"""Run report: aggregation, breakdowns, baseline comparison and the run-level gate, from a run's
+results alone. The blocks that need to know how the run ran (catalog, generation summary, execution,
+the monitor block of a production sample) are added by ``run.aggregate``, which both engines use."""
 
 from __future__ import annotations
 
@@ -9,13 +11,11 @@ from pathlib import Path
 from statistics import fmean
 from typing import TYPE_CHECKING
 
-from fmquality.domain.scores import DIMENSIONS, JudgeUsage, RunJudgeUsage
+from fmquality.domain.scores import JudgeUsage, RunJudgeUsage
 from fmquality.domain.report import Breakdown, GateResult, PairedComparison, RegressionFlag, RunReport
 from fmquality.domain.results import EvaluationResult
 
-from fmquality.run.calibrate import calibrate
-from fmquality.production.monitor import monitor_status
-from fmquality.production.sample import PRODUCTION_TAG
+from fmquality.report.agreement import calibrate
 from fmquality.report.paired import compare_arms, describe_interval, regressed_intervals
 from fmquality.config.pricing import judge_model_id as judge_model_id_from_label
 from fmquality.config.pricing import usd_estimate
@@ -143,6 +143,21 @@ def evaluate_gate(
     return GateResult(passed=not reasons, reasons=reasons)
 
 
+def judge_usage(results: list[EvaluationResult], rubric: "Rubric", priced_model: str | None) -> RunJudgeUsage:
+    """The judge's calls and tokens over the run, and their price with ``priced_model``'s prices."""
+    usage = JudgeUsage()
+    for r in results:
+        usage = usage.add(r.judge_usage)
+    if usage.calls == 0:
+        usage = usage.model_copy(update={"calls": sum(r.judge_calls for r in results)})
+    return RunJudgeUsage(
+        **usage.model_dump(),
+        calls_per_case=round(usage.calls / len(results), 3) if results else None,
+        usd_estimate=usd_estimate(usage, rubric, priced_model),
+        model_id=priced_model,
+    )
+
+
 def build_report(
     results: list[EvaluationResult],
     rubric: "Rubric",
@@ -172,19 +187,7 @@ def build_report(
     results = sorted(results, key=lambda r: r.test_id)
     passed = sum(1 for r in results if r.passed)
     unscored = sum(1 for r in results if r.status != "scored")
-    usage = JudgeUsage()
-    for r in results:
-        usage = usage.add(r.judge_usage)
-    if usage.calls == 0:
-        usage = usage.model_copy(update={"calls": sum(r.judge_calls for r in results)})
-    priced_model = judge_model_id or judge_model_id_from_label(judge, rubric)
-    run_usage = RunJudgeUsage(
-        **usage.model_dump(),
-        calls_per_case=round(usage.calls / len(results), 3) if results else None,
-        usd_estimate=usd_estimate(usage, rubric, priced_model),
-        model_id=priced_model,
-    )
-
+    run_usage = judge_usage(results, rubric, judge_model_id or judge_model_id_from_label(judge, rubric))
     dimension_averages = {
         d: _mean(r.dimension_scores[d].score for r in results if d in r.dimension_scores) for d in rubric.dimensions
     }
@@ -225,14 +228,11 @@ def build_report(
     else:
         flags = compare_with_baseline(report, baseline, rubric) if baseline else []
     gate = evaluate_gate(results, intent_breakdown, flags, rubric, paired=paired, control_results=control_results)
-    monitor = None
-    if results and all(PRODUCTION_TAG in r.tags for r in results):
-        monitor = monitor_status(results, rubric).model_dump(mode="json")
     # Answers the target did not finish, scored because the rubric's generation.fail_incomplete is false:
     # listed with the arm's target so a reader knows which scores rest on a cut or blocked answer.
     target = _with_incomplete(target, results, rubric)
     control_target = _with_incomplete(control_target, control_results or [], rubric)
-    return report.model_copy(update={"monitor": monitor, "regression_flags": flags, "gate": gate, "target": target,
+    return report.model_copy(update={"regression_flags": flags, "gate": gate, "target": target,
                                      "control_target": control_target, "paired": paired,
                                      "filter": filter_description, "distribution": distribution,
                                      "grades": grade_block(results, rubric)})

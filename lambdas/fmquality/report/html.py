@@ -6,8 +6,9 @@ import html
 
 from jinja2 import DictLoader, Environment, select_autoescape
 
-from fmquality.run.calibrate import SUMMARY_COLUMNS, CalibrationReport, kappa_subsets, summary_rows
-from fmquality.domain.scores import DIMENSIONS
+from fmquality.report.agreement import kappa_subsets
+from fmquality.report.calibration import SUMMARY_COLUMNS, CalibrationReport, summary_rows
+from fmquality.schemes.mangaassist import DIMENSIONS
 from fmquality.domain.results import EvaluationResult
 from fmquality.domain.report import PairedComparison, PairedInterval, RunReport
 from fmquality.report.build import MAX_TEXT_IN_REPORT, clip_text

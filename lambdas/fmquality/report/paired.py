@@ -7,78 +7,26 @@ the differences with a percentile-bootstrap interval (the pairs resampled with r
 regresses when the whole interval lies below ``-allowed_drop``: a drop the data cannot explain as
 noise, and larger than the rubric tolerates.
 
-Pure Python (the core also runs inside Lambda, where there is no numpy). The resampling is fast
-because the bootstrap draws depend only on the subset's size: for each size the index tuples of all
-resamples are drawn once (seeded by the rubric's seed and the size, so an interval does not change
-when another subset appears) and compiled into ``operator.itemgetter`` objects, so one resample of a
-subset is one C-level gather and one ``sum``.
+The intervals come from ``stats.bootstrap`` (the resamples of one size are drawn once and shared by
+every subset of that size, seeded by the rubric's seed).
 """
 
 from __future__ import annotations
 
-import math
-import random
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from operator import itemgetter
+from collections.abc import Iterable
 from statistics import fmean
-from typing import TYPE_CHECKING, Callable
 
-from fmquality.domain.results import EvaluationResult
+from fmquality.config.rubric import PairedRules, Rubric
 from fmquality.domain.report import PairedComparison, PairedInterval, PairedItem
-
-if TYPE_CHECKING:
-    from fmquality.config.rubric import PairedRules, Rubric
-
-Gather = Callable[[Sequence[float]], Sequence[float]]
+from fmquality.domain.results import EvaluationResult
+from fmquality.stats.bootstrap import BootstrapMeans
 
 
-class _Resampler:
-    """Bootstrap index draws per subset size, drawn once and shared by every subset of that size."""
-
-    def __init__(self, resamples: int, seed: int) -> None:
-        self.resamples = resamples
-        self.seed = seed
-        self._gathers: dict[int, list[Gather]] = {}
-
-    def gathers(self, n: int) -> list[Gather]:
-        cached = self._gathers.get(n)
-        if cached is None:
-            # A string seed is hashed deterministically (random's version-2 seeding), unlike hash().
-            rng = random.Random(f"fmquality-paired:{self.seed}:{n}")
-            draw = rng.choices(range(n), k=n * self.resamples)
-            cached = [_gather(draw[start:start + n]) for start in range(0, n * self.resamples, n)]
-            self._gathers[n] = cached
-        return cached
-
-    def means(self, values: Sequence[float]) -> list[float]:
-        n = len(values)
-        return [sum(g(values)) / n for g in self.gathers(n)]
-
-
-def _gather(indices: list[int]) -> Gather:
-    if len(indices) == 1:  # itemgetter of one index returns the item, not a tuple
-        only = indices[0]
-        return lambda values: (values[only],)
-    return itemgetter(*indices)
-
-
-def _percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Linear interpolation between the closest ranks (numpy's default), q in [0, 1]."""
-    if len(sorted_values) == 1:
-        return sorted_values[0]
-    position = q * (len(sorted_values) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(sorted_values) - 1)
-    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
-
-
-def _interval(subset: str, pairs: list["_Pair"], resampler: _Resampler, confidence: float,
+def _interval(subset: str, pairs: list["_Pair"], bootstrap: BootstrapMeans, confidence: float,
               allowed_drop: float) -> PairedInterval:
     differences = [p.difference for p in pairs]
-    means = sorted(resampler.means(differences))
-    tail = (1.0 - confidence) / 2.0
-    low, high = _percentile(means, tail), _percentile(means, 1.0 - tail)
+    low, high = bootstrap.interval(differences, confidence)
     mean = fmean(differences)
     return PairedInterval(
         subset=subset,
@@ -113,28 +61,10 @@ def _subset_order(name: str) -> tuple[int, str]:
     return ({"intent": 0, "locale": 1, "tag": 2}.get(name.split(":", 1)[0], 3), name)
 
 
-def compare_arms(
-    candidate: Iterable[EvaluationResult],
-    control: Iterable[EvaluationResult],
-    rubric: "Rubric | None" = None,
-    *,
-    rules: "PairedRules | None" = None,
-) -> PairedComparison:
-    """Pair the two arms by test id and compare them (see the module docstring).
-
-    A pair counts when both arms have a composite score; every other id (missing from an arm, or
-    unscored/error in either) is listed in ``unpaired``. ``rules`` overrides the rubric's
-    ``gate.paired`` (tests, experiments)."""
-    if rules is None:
-        if rubric is None:
-            from fmquality.config.rubric import PairedRules
-
-            rules = PairedRules()
-        else:
-            rules = rubric.gate.paired
-    cand = {r.test_id: r for r in candidate}
-    ctrl = {r.test_id: r for r in control}
-
+def _pair_arms(cand: dict[str, EvaluationResult], ctrl: dict[str, EvaluationResult]
+               ) -> tuple[list[_Pair], list[PairedItem], list[str]]:
+    """(pairs with both composites, every id in both arms as an item, worst difference first, the
+    unpaired ids)."""
     pairs: list[_Pair] = []
     items: list[PairedItem] = []
     unpaired: list[str] = []
@@ -156,21 +86,42 @@ def compare_arms(
         ))
     # Worst first; pairs without a difference last.
     items.sort(key=lambda i: (i.difference is None, i.difference if i.difference is not None else 0.0, i.test_id))
+    return pairs, items, unpaired
 
-    resampler = _Resampler(rules.bootstrap_resamples, rules.bootstrap_seed)
-    confidence = rules.bootstrap_confidence
-    overall = (_interval("overall", pairs, resampler, confidence, rules.max_mean_drop)
-               if len(pairs) >= rules.min_pairs else None)
+
+def _subset_intervals(pairs: list[_Pair], bootstrap: BootstrapMeans, rules: PairedRules) -> list[PairedInterval]:
+    """The interval of every intent, locale and tag with at least ``min_pairs`` pairs."""
     by_subset: dict[str, list[_Pair]] = defaultdict(list)
     for pair in pairs:
         for name in pair.subsets:
             by_subset[name].append(pair)
-    subsets = [
-        _interval(name, members, resampler, confidence, rules.max_subset_drop)
+    return [
+        _interval(name, members, bootstrap, rules.bootstrap_confidence, rules.max_subset_drop)
         for name, members in sorted(by_subset.items(), key=lambda kv: _subset_order(kv[0]))
         if len(members) >= rules.min_pairs
     ]
 
+
+def compare_arms(
+    candidate: Iterable[EvaluationResult],
+    control: Iterable[EvaluationResult],
+    rubric: Rubric | None = None,
+    *,
+    rules: PairedRules | None = None,
+) -> PairedComparison:
+    """Pair the two arms by test id and compare them (see the module docstring).
+
+    A pair counts when both arms have a composite score; every other id (missing from an arm, or
+    unscored/error in either) is listed in ``unpaired``. ``rules`` overrides the rubric's
+    ``gate.paired`` (tests, experiments)."""
+    if rules is None:
+        rules = PairedRules() if rubric is None else rubric.gate.paired
+    ctrl = {r.test_id: r for r in control}
+    pairs, items, unpaired = _pair_arms({r.test_id: r for r in candidate}, ctrl)
+    bootstrap = BootstrapMeans(rules.bootstrap_resamples, rules.bootstrap_seed, label="fmquality-paired")
+    confidence = rules.bootstrap_confidence
+    overall = (_interval("overall", pairs, bootstrap, confidence, rules.max_mean_drop)
+               if len(pairs) >= rules.min_pairs else None)
     control_list = list(ctrl.values())
     control_scores = [r.composite_score for r in control_list if r.composite_score is not None]
     return PairedComparison(
@@ -182,7 +133,7 @@ def compare_arms(
         control_pass_rate=round(sum(1 for r in control_list if r.passed) / len(control_list), 4) if control_list else 0.0,
         control_mean_composite=round(fmean(control_scores), 4) if control_scores else None,
         overall=overall,
-        subsets=subsets,
+        subsets=_subset_intervals(pairs, bootstrap, rules),
         items=items,
     )
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from fmquality.schemes import scheme_for
 from fmquality.scoring.plan import plan_case
 from fmquality.judges.base import CombinedJudgeRequest
 from fmquality.config.pricing import cost_usd
@@ -115,9 +116,12 @@ def estimate_run(
         totals["max_output"] += params["inferenceConfig"]["maxTokens"]
         totals["calls"] += 1
 
+    scheme = scheme_for(rubric)
+    # Combined mode only where the scheme judges that way (the engines ask one dimension at a time otherwise).
+    mode = mode if mode != "combined" or scheme.combined_judging else "per_dimension"
     for case in cases:
         case_count += 1
-        plans = list(plan_case(case, rubric).values())
+        plans = list(plan_case(scheme, case, rubric).values())
         requests = [p.request for p in plans if p.final is None and p.request is not None]
         if not requests:
             continue

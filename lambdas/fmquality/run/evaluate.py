@@ -1,11 +1,7 @@
-"""Evaluate test cases in-process (the "direct" engine): four dimensions, then the composite.
+"""Evaluate many test cases in-process (the "direct" engine) and one dimension for the scorer Lambda.
 
-Judge modes (rubric ``judge.mode``, or the caller's ``mode``):
-- ``per_dimension``: at most one judge call per dimension per case (the AWS state machine's shape);
-- ``combined``: ONE call per case for every dimension the checks left open, split back into the
-  four DimensionScores with the per-dimension rules (``dimensions.base.finish_dimension``). A judge
-  without ``judge_combined`` is asked per dimension instead. Direct engine only: in AWS each
-  dimension is its own Lambda in the Map.
+Scoring a case is ``scoring.case`` with the rubric's scheme (``fmquality.schemes.scheme_for``); this
+module runs many cases:
 
 Throughput (``evaluate_cases``): a worker pool gated by an AIMD controller (``judges.concurrency``)
 that the judge tells about every throttle. A dimension whose judge was still throttled after the
@@ -25,73 +21,35 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from fmquality.scoring.composite import combine, error_result
-from fmquality.schemes.mangaassist import dimension_module
-from fmquality.scoring.plan import finish_dimension, plan_case, score_dimension
-from fmquality.judges.base import (
-    CombinedJudgeOutcome,
-    CombinedJudgeRequest,
-    JudgeOutcome,
-    split_combined,
-    supports_combined,
-)
-from fmquality.judges.concurrency import AimdController
-from fmquality.run.generate import generate
+from fmquality.domain.case import TestCase
+from fmquality.domain.errors import ProfileError
 from fmquality.domain.results import Arm, EvaluationResult
 from fmquality.domain.scores import DimensionScore
-from fmquality.domain.case import TestCase
-from fmquality.domain.errors import CaseTooLarge
+from fmquality.judges.concurrency import AimdController
+from fmquality.run.generate import generate
+from fmquality.schemes import scheme_for
+from fmquality.scoring.case import JUDGE_MODES, JudgeMode, OutcomeT, score_case, score_dimension
+from fmquality.scoring.composite import error_result
 
 if TYPE_CHECKING:
-    from fmquality.judges.base import Judge
     from fmquality.config.rubric import Rubric
+    from fmquality.judges.base import Judge
     from fmquality.targets.base import Target
 
-JudgeMode = Literal["per_dimension", "combined"]
-JUDGE_MODES: tuple[str, ...] = ("per_dimension", "combined")
 DEFAULT_THROTTLE_REQUEUES = 2
 # Pause before asking a throttled dimension again: full jitter, uniform in [0, min(cap, base * 2**n)].
 REQUEUE_BASE_S = 2.0
 REQUEUE_CAP_S = 30.0
 
-OutcomeT = TypeVar("OutcomeT", JudgeOutcome, CombinedJudgeOutcome)
-
-
-def evidence_chars(case: TestCase) -> int:
-    """What the checks read besides the answer: query, conversation, chunks, reference, page, sources,
-    tool calls (the catalog is the store's, indexed once per run, and not counted here)."""
-    return len(case.model_dump_json(exclude={"response", "catalog", "label", "metadata"}))
-
-
-def check_case_size(case: TestCase, rubric: "Rubric") -> None:
-    """Raise CaseTooLarge when the answer or the evidence is past ``rubric.limits``: scoring time grows
-    with both, and no answer of a shopping chatbot is this long."""
-    limits = rubric.limits
-    answer = len(case.response or "")
-    if answer > limits.max_response_chars:
-        raise CaseTooLarge(f"the response is {answer:,} characters, over the rubric's "
-                           f"limits.max_response_chars ({limits.max_response_chars:,}): not scored")
-    evidence = evidence_chars(case)
-    if evidence > limits.max_evidence_chars:
-        raise CaseTooLarge(f"the case's evidence is {evidence:,} characters, over the rubric's "
-                           f"limits.max_evidence_chars ({limits.max_evidence_chars:,}): not scored")
-
 
 def score_one_dimension(
     dimension: str, case: TestCase, rubric: "Rubric", judge: "Judge", raise_on_throttle: bool = False
 ) -> DimensionScore:
-    """One dimension of one case (the scorer Lambda's whole job): a MangaAssist dimension module, or
-    the generic profile path for a profile with a scorer module. Raises CaseTooLarge (the state
-    machine's Catch records it as the item's error)."""
-    check_case_size(case, rubric)
-    if rubric.profile_spec.scorer is not None:
-        from fmquality.schemes.profiles.scoring import plan_profile_dimension
-
-        plan = plan_profile_dimension(dimension, case, rubric)
-        return score_dimension(plan, case, rubric, judge, raise_on_throttle=raise_on_throttle)
-    return score_dimension(dimension_module(dimension), case, rubric, judge, raise_on_throttle=raise_on_throttle)
+    """One dimension of one case with the rubric's scheme (the scorer Lambda's whole job, see
+    ``scoring.case.score_dimension``)."""
+    return score_dimension(scheme_for(rubric), dimension, case, rubric, judge, raise_on_throttle=raise_on_throttle)
 
 
 def requeue_pause(attempt: int, rng: Callable[[], float] = random.random) -> float:
@@ -151,23 +109,11 @@ def evaluate_case(
 def _score_case(case: TestCase, rubric: "Rubric", judge: "Judge", run_id: str | None, mode: JudgeMode,
                 throttle_requeues: int, sleep: Callable[[float], None]) -> EvaluationResult:
     try:
-        check_case_size(case, rubric)
-        plans = plan_case(case, rubric)
-        open_plans = [p for p in plans.values() if p.final is None and p.request is not None]
-        outcomes: dict[str, JudgeOutcome] = {}
-        # Combined mode is MangaAssist's (its prompts); a profile's dimensions are asked one by one.
-        if mode == "combined" and open_plans and supports_combined(judge) and rubric.profile_spec.scorer is None:
-            combined = CombinedJudgeRequest(requests=[p.request for p in open_plans])
-            outcome = _ask(lambda: judge.judge_combined(combined, rubric), throttle_requeues, sleep)
-            outcomes = split_combined(combined, outcome)
-        else:
-            for plan in open_plans:
-                request = plan.request
-                outcomes[plan.dimension] = _ask(lambda r=request: judge.judge(r, rubric), throttle_requeues, sleep)
-        scores = {d: finish_dimension(plans[d], outcomes.get(d), rubric) for d in rubric.dimensions}
-        return combine(case, rubric, scores, run_id=run_id)
-    except Exception as exc:  # noqa: BLE001 - every item must end with a result or an error record
+        scheme = scheme_for(rubric)
+    except ProfileError as exc:  # a profile naming no known scheme: every item says so
         return error_result(case, rubric, f"{type(exc).__name__}: {exc}", run_id=run_id)
+    return score_case(scheme, case, rubric, judge, mode=mode, run_id=run_id,
+                      ask=lambda call: _ask(call, throttle_requeues, sleep))
 
 
 def evaluate_cases(
@@ -218,6 +164,13 @@ def evaluate_cases(
 
     if controller is None:
         controller = AimdController(concurrency, maximum=max(concurrency, max_concurrency or 64))
+    return _checked(case_list, _gated(case_list, run, judge, controller, target_cap))
+
+
+def _gated(cases: list[TestCase], run: Callable[[TestCase], EvaluationResult], judge: "Judge",
+           controller: AimdController, target_cap: int | None) -> list[EvaluationResult]:
+    """Every case in a worker pool whose admissions the AIMD controller gates; the judge reports
+    its throttles to the controller while the pool runs."""
     set_observer = getattr(judge, "set_observer", None)
     if set_observer is not None:
         set_observer(controller)
@@ -227,13 +180,12 @@ def evaluate_cases(
             return run(case)
 
     try:
-        workers = max(1, min(len(case_list), controller.maximum, target_cap or controller.maximum))
+        workers = max(1, min(len(cases), controller.maximum, target_cap or controller.maximum))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fmq-case") as pool:
-            results = list(pool.map(gated, case_list))
+            return list(pool.map(gated, cases))
     finally:
         if set_observer is not None:
             set_observer(None)
-    return _checked(case_list, results)
 
 
 def _checked(cases: list[TestCase], results: list[Any]) -> list[EvaluationResult]:

@@ -41,66 +41,47 @@ def _weighted_value(score: DimensionScore, rubric: "Rubric") -> float:
                for n, u in _sub_weights(score, rubric).items())
 
 
-def combine(
-    case: TestCase,
-    rubric: "Rubric",
-    scores: dict[str, DimensionScore],
-    run_id: str | None = None,
-) -> EvaluationResult:
-    """Weigh the four dimension scores with the intent's weights and decide pass/fail.
-
-    An item with any unscored dimension is "unscored": it has no composite and does not pass. A
-    dimension that does not apply to the answer is left out and the other weights renormalised.
-    Hard failures fail the item whatever its composite.
-    """
-    intent = case.intent
-    threshold = rubric.threshold_for(intent)
-    weights = rubric.weights_for(intent)
-    DIMENSIONS = rubric.dimensions  # noqa: N806 - the rubric profile's dimensions, in order
-    missing = [d for d in DIMENSIONS if d not in scores]
-    if missing:
-        raise ValueError(f"{case.test_id}: composite needs every dimension of the rubric, missing {missing}")
-
-    hard_failures = _dedupe([f for d in DIMENSIONS for f in scores[d].hard_failures])
-    usage = JudgeUsage()
-    for d in DIMENSIONS:
-        usage = usage.add(scores[d].usage)
-    calls = sum(scores[d].judge_calls for d in DIMENSIONS)
-    reasons: list[str] = []
-
-    unscored = [d for d in DIMENSIONS if scores[d].status == "unscored"]
-    composite: float | None = None
+def _composite(scores: dict[str, DimensionScore], dimensions: list[str], weights: dict[str, float],
+               rubric: "Rubric") -> tuple[str, float | None, list[str]]:
+    """The item's status, its composite (None unless scored) and why it has none."""
+    unscored = [d for d in dimensions if scores[d].status == "unscored"]
     if unscored:
-        status = "unscored"
-        for d in unscored:
-            reasons.append(f"{d}: unscored ({scores[d].unscored_reason})")
-    else:
-        applicable = [d for d in DIMENSIONS if scores[d].status == "scored"]
-        total = sum(weights[d] for d in applicable)
-        if total > 0:
-            status = "scored"
-            # A scored dimension always carries a number (the model guarantees it).
-            composite = round(sum(_weighted_value(scores[d], rubric) * weights[d] for d in applicable) / total, 4)
-        else:  # nothing graded (every dimension not applicable, or only weightless ones): no score to give
-            status = "unscored"
-            reasons.append("no dimension with weight applies to this answer: nothing was graded")
-    floor = rubric.item_gate.min_sub_score
-    lowest = rubric.item_gate.judge_lowest_level
+        return "unscored", None, [f"{d}: unscored ({scores[d].unscored_reason})" for d in unscored]
+    applicable = [d for d in dimensions if scores[d].status == "scored"]
+    total = sum(weights[d] for d in applicable)
+    if total <= 0:  # nothing graded (every dimension not applicable, or only weightless ones): no score to give
+        return "unscored", None, ["no dimension with weight applies to this answer: nothing was graded"]
+    # A scored dimension always carries a number (the model guarantees it).
+    return "scored", round(sum(_weighted_value(scores[d], rubric) * weights[d] for d in applicable) / total, 4), []
+
+
+def _low_sub_scores(scores: dict[str, DimensionScore], dimensions: list[str],
+                    rubric: "Rubric") -> tuple[list[tuple[float, str, str]], list[tuple[float, str, str]]]:
+    """(value, dimension, sub-score) below the item floor, and those a judge gave its lowest level."""
+    floor, lowest = rubric.item_gate.min_sub_score, rubric.item_gate.judge_lowest_level
     below_floor = sorted(
-        (v, d, n) for d in DIMENSIONS if scores[d].status == "scored"
+        (v, d, n) for d in dimensions if scores[d].status == "scored"
         for n, v in scores[d].sub_scores.items() if v < floor
     )
     at_lowest_level = sorted(
-        (v, d, n) for d in DIMENSIONS if scores[d].status == "scored"
+        (v, d, n) for d in dimensions if scores[d].status == "scored"
         for n, v in scores[d].sub_scores.items()
         # A judge's verdict, not a heuristic reading that counts with partial weight (those never fail alone).
         if n in scores[d].judged and n not in scores[d].weights and v < lowest and (v, d, n) not in below_floor
     )
+    return below_floor, at_lowest_level
+
+
+def _failure_reasons(intent: str, composite: float | None, threshold: float, scores: dict[str, DimensionScore],
+                     dimensions: list[str], low: tuple[list, list], hard_failures: list[HardFailure],
+                     floor: float) -> list[str]:
+    below_floor, at_lowest_level = low
+    reasons: list[str] = []
     if composite is not None and composite < threshold:
         reasons.append(f"composite {composite:.3f} below the {intent} threshold {threshold:.2f}")
         # Name the sub-scores that pulled it down, worst first, so the reason is actionable (those
         # below the floor are named once, below).
-        weak = sorted((v, d, n) for d in DIMENSIONS for n, v in scores[d].sub_scores.items()
+        weak = sorted((v, d, n) for d in dimensions for n, v in scores[d].sub_scores.items()
                       if floor <= v < threshold and (v, d, n) not in at_lowest_level)
         for value, d, n in weak[:4]:
             reasons.append(f"{d}.{n} = {value:.2f}")
@@ -111,8 +92,37 @@ def combine(
     for failure in hard_failures:
         where = f"{failure.dimension}.{failure.sub_score}" if failure.sub_score else failure.dimension
         reasons.append(f"hard failure {failure.rule} ({where}): {failure.detail}")
+    return reasons
 
-    passed = (status == "scored" and not hard_failures and not below_floor and not at_lowest_level
+
+def combine(
+    case: TestCase,
+    rubric: "Rubric",
+    scores: dict[str, DimensionScore],
+    run_id: str | None = None,
+) -> EvaluationResult:
+    """Weigh the dimension scores with the intent's weights and decide pass/fail.
+
+    An item with any unscored dimension is "unscored": it has no composite and does not pass. A
+    dimension that does not apply to the answer is left out and the other weights renormalised.
+    Hard failures fail the item whatever its composite.
+    """
+    intent = case.intent
+    threshold = rubric.threshold_for(intent)
+    dimensions = rubric.dimensions  # the rubric profile's dimensions, in order
+    missing = [d for d in dimensions if d not in scores]
+    if missing:
+        raise ValueError(f"{case.test_id}: composite needs every dimension of the rubric, missing {missing}")
+
+    hard_failures = _dedupe([f for d in dimensions for f in scores[d].hard_failures])
+    usage = JudgeUsage()
+    for d in dimensions:
+        usage = usage.add(scores[d].usage)
+    status, composite, reasons = _composite(scores, dimensions, rubric.weights_for(intent), rubric)
+    low = _low_sub_scores(scores, dimensions, rubric)
+    reasons += _failure_reasons(intent, composite, threshold, scores, dimensions, low, hard_failures,
+                                rubric.item_gate.min_sub_score)
+    passed = (status == "scored" and not hard_failures and not low[0] and not low[1]
               and composite is not None and composite >= threshold)
     # Profiles with letter grades: the 0-100 total and its grade (None without a composite).
     grades = rubric.profile_spec.grades is not None and composite is not None
@@ -127,10 +137,10 @@ def combine(
         passed=passed,
         composite_score=composite,
         threshold=threshold,
-        dimension_scores={d: scores[d] for d in DIMENSIONS},
+        dimension_scores={d: scores[d] for d in dimensions},
         hard_failures=hard_failures,
         failure_reasons=reasons,
-        judge_calls=calls,
+        judge_calls=sum(scores[d].judge_calls for d in dimensions),
         judge_usage=usage,
         rubric_version=rubric.version,
         tags=list(case.tags),

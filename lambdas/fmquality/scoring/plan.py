@@ -1,21 +1,18 @@
-"""What every dimension module provides, and how a dimension becomes a DimensionScore.
+"""How a dimension becomes a DimensionScore: the check report, the plan, the judge call, the finish.
 
-A dimension module (relevance.py, factual_accuracy.py, consistency.py, fluency.py) exposes:
+A scheme's checks (``Scheme.check``, see ``scoring.scheme``) report on one dimension of one case. Every
+sub-score of the dimension ends up in exactly one of ``report.sub_scores`` (settled from evidence the
+check found and attributed: this price to this product in the catalog, this number to this policy in
+the retrieved knowledge), ``report.not_applicable`` (the answer and the case hold nothing of the kind,
+with the reason) or ``report.needs_judge`` (everything else: a check that found nothing settles
+nothing). What a check found but could not settle reaches the judge as a hint to verify.
 
-    NAME: str
-    def check(case: TestCase, rubric: Rubric) -> CheckReport
-        Deterministic checks. Every sub-score of the dimension ends up in exactly one of
-        ``report.sub_scores`` (settled from evidence the check found and attributed: this price to
-        this product in the catalog, this number to this policy in the retrieved knowledge),
-        ``report.not_applicable`` (the answer and the case hold nothing of the kind, with the reason)
-        or ``report.needs_judge`` (everything else: a check that found nothing settles nothing).
-        What a check found but could not settle reaches the judge as a hint to verify.
-
-The judges grade what the checks left open: the offline judge (``judges/offline/``) from general
-signals, the Bedrock judge from the model. ``score_dimension`` runs the checks, makes at most one
-judge call for the open sub-scores, and weights what was scored. It is ``plan_dimension`` (checks,
-judge request) + one judge call + ``finish_dimension`` (weighting): the direct engine's combined
-mode plans all four dimensions, makes ONE call for all of them and finishes each with the same rules.
+``plan_dimension`` runs the checks and builds the judge request for what they left open (an empty
+answer, or a dimension whose ``applies_when`` the case does not meet, is decided without them);
+``finish_dimension`` weighs the checks' sub-scores and the judge's verdict. The judges grade what the
+checks left open: the offline judge (``judges/offline/``) from the scheme's signals, the Bedrock judge
+from the model. ``scoring.case`` puts the two together, per dimension or with one judge call for all
+the open dimensions of a case (combined mode), finishing each with the same rules.
 
 Outcomes: a judge failure leaves the dimension "unscored" with the reason; a sub-score the judge
 abstained on (no evidence) is listed with its reason and left out of the weighting; a dimension with
@@ -24,19 +21,26 @@ no applicable sub-score is "not_applicable" and left out of the composite.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
-from fmquality.judges.base import JudgeOutcome, JudgeRequest, missing_sub_scores
-from fmquality.domain.errors import JudgeThrottled
-from fmquality.domain.scores import DIMENSIONS, SUB_SCORES, DimensionScore, HardFailure, JudgeUsage, SubScore
 from fmquality.domain.case import TestCase
+from fmquality.domain.errors import JudgeThrottled
+from fmquality.domain.scores import DimensionScore, HardFailure, JudgeUsage, SubScore
+from fmquality.judges.base import JudgeOutcome, JudgeRequest, JudgeVerdict, missing_sub_scores
 
 if TYPE_CHECKING:
-    from fmquality.judges.base import Judge
+    from fmquality.config.profile import DimensionSpec
     from fmquality.config.rubric import Rubric
+
+# What an ``applies_when`` condition of the profile needs in the case, and why the dimension does not
+# apply without it.
+_PRESENT = {
+    "tool_calls_present": ("tool_calls", "no tool calls"),
+    "citations_present": ("citations", "no citations"),
+    "sources_present": ("sources", "no sources"),
+}
 
 
 @dataclass
@@ -63,11 +67,21 @@ class CheckReport:
         self.needs_judge.append(name)
         self.findings.extend(hints)
 
-    def validate_for(self, dimension: str) -> None:
-        expected = set(SUB_SCORES[dimension])
+    def validate_for(self, dimension: str, sub_scores: Iterable[str]) -> None:
+        """Each of the dimension's sub-scores placed exactly once."""
+        expected = set(sub_scores)
         placed = [*self.sub_scores, *self.not_applicable, *self.needs_judge]
         if sorted(placed) != sorted(expected):
             raise ValueError(f"{dimension}: check() must place each of {sorted(expected)} exactly once, placed {sorted(placed)}")
+
+
+class SchemeChecks(Protocol):
+    """What planning needs of a scheme (``scoring.scheme.Scheme`` has more): its checks, and the case
+    as data for the judge."""
+
+    def render_case(self, case: TestCase) -> dict[str, Any]: ...
+
+    def check(self, dimension: str, case: TestCase, rubric: "Rubric") -> CheckReport: ...
 
 
 def response_text(case: TestCase) -> str:
@@ -76,43 +90,6 @@ def response_text(case: TestCase) -> str:
 
 def is_empty_response(case: TestCase) -> bool:
     return not response_text(case).strip()
-
-
-def render_case(case: TestCase) -> str:
-    """The case as data for the judge (the same for every dimension). Everything inside the markers
-    is content to evaluate, never instructions; the judge prompt says so."""
-    payload = {
-        "intent": case.intent,
-        "locale": case.locale,
-        "conversation_history": [m.model_dump() for m in case.conversation_history],
-        "page_context": case.page_context.model_dump(exclude_none=True),
-        "user_query": case.query,
-        "catalog": [c.model_dump(exclude_none=True) for c in case.catalog],
-        "retrieved_chunks": case.retrieved_chunks,
-        "expected_facts": case.expected_facts,
-        "expected_products": case.expected_products,
-        "reference_response": case.reference_response,
-    }
-    return (
-        "<<<CASE_DATA_BEGIN>>>\n"
-        + json.dumps(payload, ensure_ascii=False, indent=1)
-        + "\n<<<CASE_DATA_END>>>\n<<<RESPONSE_UNDER_EVALUATION_BEGIN>>>\n"
-        + response_text(case)
-        + "\n<<<RESPONSE_UNDER_EVALUATION_END>>>"
-    )
-
-
-def _empty_response_score(dimension: str, case: TestCase) -> DimensionScore:
-    names = SUB_SCORES[dimension]
-    return DimensionScore(
-        dimension=dimension,
-        status="scored",
-        score=0.0,
-        confidence=1.0,
-        sub_scores={n: 0.0 for n in names},
-        evidence=["the response is empty"],
-        hard_failures=[HardFailure(rule="empty_response", dimension=dimension, detail="the response is empty")],
-    )
 
 
 def weighted(sub_scores: dict[str, float], weights: dict[str, float]) -> float:
@@ -124,8 +101,9 @@ def weighted(sub_scores: dict[str, float], weights: dict[str, float]) -> float:
 class DimensionPlan:
     """What the checks decided for one dimension of one case, before any judge call.
 
-    ``final`` is set when no judge can change the result (an empty response); otherwise ``request``
-    is the judge request for the sub-scores the checks left open, or None when they settled all.
+    ``final`` is set when no judge can change the result (an empty response, a dimension that does
+    not apply); otherwise ``request`` is the judge request for the sub-scores the checks left open,
+    or None when they settled all.
     """
 
     dimension: str
@@ -135,14 +113,34 @@ class DimensionPlan:
     final: DimensionScore | None = None
 
 
-def plan_dimension(module: ModuleType, case: TestCase, rubric: "Rubric", case_text: str | None = None) -> DimensionPlan:
-    """Run the dimension's deterministic checks and build the judge request they leave open.
-    ``case_text`` is ``render_case(case)`` when the caller already has it (see ``plan_case``)."""
-    dimension: str = module.NAME
+def _empty_response(dimension: str, spec: "DimensionSpec", rubric: "Rubric") -> DimensionScore:
+    failures = ([HardFailure(rule="empty_response", dimension=dimension, detail="the response is empty")]
+                if rubric.hard_fail_enabled("empty_response") else [])
+    return DimensionScore(dimension=dimension, status="scored", score=0.0, confidence=1.0,
+                          sub_scores={n: 0.0 for n in spec.sub_scores}, evidence=["the response is empty"],
+                          hard_failures=failures)
+
+
+def _absent(spec: "DimensionSpec", case: TestCase) -> str | None:
+    """Why the dimension does not apply to the case (its ``applies_when`` is not met), else None."""
+    condition = _PRESENT.get(spec.applies_when)
+    return condition[1] if condition is not None and not getattr(case, condition[0]) else None
+
+
+def plan_dimension(scheme: SchemeChecks, dimension: str, case: TestCase, rubric: "Rubric",
+                   case_data: dict[str, Any] | None = None) -> DimensionPlan:
+    """Run the scheme's checks of one dimension and build the judge request they leave open.
+    ``case_data`` is ``scheme.render_case(case)`` when the caller already has it (see ``plan_case``)."""
+    spec = rubric.profile_spec.dimension(dimension)
     if is_empty_response(case):
-        return DimensionPlan(dimension=dimension, final=_empty_response_score(dimension, case))
-    report: CheckReport = module.check(case, rubric)
-    report.validate_for(dimension)
+        return DimensionPlan(dimension=dimension, final=_empty_response(dimension, spec, rubric))
+    absent = _absent(spec, case)
+    if absent is not None:
+        return DimensionPlan(dimension=dimension, final=DimensionScore(
+            dimension=dimension, status="not_applicable", unscored_reason=f"does not apply ({absent})",
+            not_applicable=list(spec.sub_scores)))
+    report = scheme.check(dimension, case, rubric)
+    report.validate_for(dimension, spec.sub_scores)
     hard_failures = [f for f in report.hard_failures if rubric.hard_fail_enabled(f.rule)]
     if not report.sub_scores and not report.needs_judge:
         why = "; ".join(f"{n}: {report.skip_reasons.get(n, 'does not apply')}" for n in report.not_applicable)
@@ -156,25 +154,64 @@ def plan_dimension(module: ModuleType, case: TestCase, rubric: "Rubric", case_te
             sub_scores=report.needs_judge,
             case=case,
             rubric_version=rubric.version,
-            guidance=rubric.judge_guidance.get(dimension, ""),
-            case_text=case_text if case_text is not None else render_case(case),
+            # The rubric's guidance for the dimension, else the profile's description of it.
+            guidance=rubric.judge_guidance.get(dimension, "") or spec.description,
+            case_data=case_data if case_data is not None else scheme.render_case(case),
             check_findings=report.findings,
         )
     return DimensionPlan(dimension=dimension, report=report, hard_failures=hard_failures, request=request)
 
 
-def plan_case(case: TestCase, rubric: "Rubric") -> dict[str, DimensionPlan]:
+def plan_case(scheme: SchemeChecks, case: TestCase, rubric: "Rubric") -> dict[str, DimensionPlan]:
     """The plans of all the rubric's dimensions; the case is rendered for the judge once, not per
-    dimension. A profile with a scorer module goes through ``profiles.scoring`` (the one generic path)."""
-    from fmquality.schemes.mangaassist import dimension_module
+    dimension."""
+    case_data = scheme.render_case(case)
+    return {d: plan_dimension(scheme, d, case, rubric, case_data) for d in rubric.dimensions}
 
-    if rubric.profile_spec.scorer is not None:
-        from fmquality.schemes.profiles.scoring import plan_profile_case
 
-        return plan_profile_case(case, rubric)
+def _unscored(plan: DimensionPlan, outcome: JudgeOutcome, reason: str, *, evidence: Iterable[str] = (),
+              abstained: dict[str, str] | None = None, not_applicable: Iterable[str] = ()) -> DimensionScore:
+    """The dimension the judge left without a score: its failure, or abstentions on every open sub-score."""
+    return DimensionScore(
+        dimension=plan.dimension,
+        status="unscored",
+        unscored_reason=reason,
+        abstained=abstained or {},
+        not_applicable=list(not_applicable),
+        hard_failures=plan.hard_failures,
+        evidence=list(evidence),
+        judge_calls=outcome.calls,
+        usage=outcome.usage or JudgeUsage(),
+        judge_prompt=outcome.prompt,
+        judge_raw=outcome.raw,
+    )
 
-    case_text = render_case(case)
-    return {d: plan_dimension(dimension_module(d), case, rubric, case_text) for d in DIMENSIONS}
+
+def _read_verdict(request: JudgeRequest, verdict: JudgeVerdict, subs: dict[str, SubScore]) -> dict[str, str]:
+    """Add the judged sub-scores to ``subs``; returns those the judge abstained on, with the reason.
+    Only the sub-scores we asked for are read: a judge cannot overwrite a deterministic check."""
+    abstained: dict[str, str] = {}
+    for name in request.sub_scores:
+        if name in verdict.abstained:
+            abstained[name] = verdict.abstained[name]
+            continue
+        subs[name] = SubScore(name=name, score=verdict.sub_scores[name],
+                              evidence=[f"judge: {verdict.rationale}", *verdict.evidence], source="judge")
+    return abstained
+
+
+def _confidence(plan: DimensionPlan, values: dict[str, float], weights: dict[str, float],
+                judge_confidence: float | None) -> float | None:
+    """Checks are certain of what they settled; the judged share is as sure as the judge says, and of
+    unknown certainty when the judge gave no confidence."""
+    assert plan.report is not None
+    judged_weight = sum(weights[n] for n in plan.report.needs_judge if n in values)
+    if judged_weight == 0:
+        return 1.0
+    if judge_confidence is None:
+        return None
+    total_weight = sum(weights[n] for n in values)
+    return round(1.0 - (judged_weight / total_weight) * (1.0 - judge_confidence), 4)
 
 
 def finish_dimension(
@@ -188,115 +225,50 @@ def finish_dimension(
     only the requested sub-scores are read from a verdict."""
     if plan.final is not None:
         return plan.final
-    report = plan.report
-    assert report is not None  # a plan without ``final`` always has its check report
-    dimension = plan.dimension
-    hard_failures = plan.hard_failures
-    subs: dict[str, SubScore] = dict(report.sub_scores)
-    calls = 0
-    usage = None
-    prompt = raw = None
-    judge_confidence: float | None = 1.0
-    judge_weights: dict[str, float] | None = None
+    assert plan.report is not None  # a plan without ``final`` always has its check report
+    subs: dict[str, SubScore] = dict(plan.report.sub_scores)
+    verdict: JudgeVerdict | None = None
     abstained: dict[str, str] = {}
-
     if plan.request is not None:
-        request = plan.request
         if outcome is None:
-            raise ValueError(f"{dimension}: the plan needs a judge outcome")
+            raise ValueError(f"{plan.dimension}: the plan needs a judge outcome")
         if outcome.throttled and raise_on_throttle:
-            raise JudgeThrottled(f"{dimension}: {outcome.error or 'judge throttled'}")
-        calls, usage, prompt, raw = outcome.calls, outcome.usage, outcome.prompt, outcome.raw
+            raise JudgeThrottled(f"{plan.dimension}: {outcome.error or 'judge throttled'}")
         reason = outcome.error
         if outcome.verdict is not None and not reason:
-            missing = missing_sub_scores(request, outcome.verdict)
-            if missing:
-                reason = f"judge verdict lacks sub-scores {missing}"
+            missing = missing_sub_scores(plan.request, outcome.verdict)
+            reason = f"judge verdict lacks sub-scores {missing}" if missing else None
         if reason or outcome.verdict is None:
-            return DimensionScore(
-                dimension=dimension,
-                status="unscored",
-                unscored_reason=reason or "judge returned no verdict",
-                hard_failures=hard_failures,
-                evidence=[e for s in subs.values() for e in s.evidence],
-                judge_calls=calls,
-                usage=usage or JudgeUsage(),
-                judge_prompt=prompt,
-                judge_raw=raw,
-            )
+            return _unscored(plan, outcome, reason or "judge returned no verdict",
+                             evidence=[e for s in subs.values() for e in s.evidence])
         verdict = outcome.verdict
-        judge_confidence = verdict.confidence
-        judge_weights = verdict.weights
-        # Only the sub-scores we asked for are read: a judge cannot overwrite a deterministic check.
-        for name in request.sub_scores:
-            if name in verdict.abstained:
-                abstained[name] = verdict.abstained[name]
-                continue
-            subs[name] = SubScore(
-                name=name,
-                score=verdict.sub_scores[name],
-                evidence=[f"judge: {verdict.rationale}", *verdict.evidence],
-                source="judge",
-            )
+        abstained = _read_verdict(plan.request, verdict, subs)
         if not subs:
-            return DimensionScore(
-                dimension=dimension,
-                status="unscored",
-                unscored_reason="no evidence for any sub-score: " + "; ".join(f"{n}: {r}" for n, r in abstained.items()),
-                abstained=abstained,
-                not_applicable=list(report.not_applicable),
-                hard_failures=hard_failures,
-                judge_calls=calls,
-                usage=usage or JudgeUsage(),
-                judge_prompt=prompt,
-                judge_raw=raw,
-            )
+            why = "no evidence for any sub-score: " + "; ".join(f"{n}: {r}" for n, r in abstained.items())
+            return _unscored(plan, outcome, why, abstained=abstained, not_applicable=plan.report.not_applicable)
+    return _scored(plan, outcome, verdict, subs, abstained, rubric)
 
-    weights = rubric.sub_weights(dimension)
+
+def _scored(plan: DimensionPlan, outcome: JudgeOutcome | None, verdict: JudgeVerdict | None,
+            subs: dict[str, SubScore], abstained: dict[str, str], rubric: "Rubric") -> DimensionScore:
+    assert plan.report is not None
+    weights = rubric.sub_weights(plan.dimension)
     values = {n: s.score for n, s in subs.items()}
-    judged_weight = sum(weights[n] for n in report.needs_judge if n in values)
-    total_weight = sum(weights[n] for n in values)
-    # Checks are certain of what they settled; the judged share is as sure as the judge says, and of
-    # unknown certainty when the judge gave no confidence.
-    if judged_weight == 0:
-        confidence: float | None = 1.0
-    elif judge_confidence is None:
-        confidence = None
-    else:
-        confidence = 1.0 - (judged_weight / total_weight) * (1.0 - judge_confidence)
-    evidence = [f"{n}: {e}" for n, s in subs.items() for e in s.evidence]
+    judged = outcome if plan.request is not None else None
     return DimensionScore(
-        dimension=dimension,
+        dimension=plan.dimension,
         status="scored",
         score=round(weighted(values, weights), 4),
-        confidence=None if confidence is None else round(confidence, 4),
+        confidence=_confidence(plan, values, weights, verdict.confidence if verdict is not None else 1.0),
         sub_scores={n: round(v, 4) for n, v in values.items()},
-        evidence=evidence,
-        not_applicable=list(report.not_applicable),
+        evidence=[f"{n}: {e}" for n, s in subs.items() for e in s.evidence],
+        not_applicable=list(plan.report.not_applicable),
         abstained=abstained,
         judged=[n for n, s in subs.items() if s.source == "judge"],
-        weights={n: w for n, w in (judge_weights or {}).items() if n in values},
-        hard_failures=hard_failures,
-        judge_calls=calls,
-        judge_prompt=prompt,
-        judge_raw=raw,
-        usage=usage or JudgeUsage(),
+        weights={n: w for n, w in (verdict.weights if verdict is not None else {}).items() if n in values},
+        hard_failures=plan.hard_failures,
+        judge_calls=judged.calls if judged is not None else 0,
+        judge_prompt=judged.prompt if judged is not None else None,
+        judge_raw=judged.raw if judged is not None else None,
+        usage=(judged.usage if judged is not None else None) or JudgeUsage(),
     )
-
-
-def score_dimension(
-    module: "ModuleType | DimensionPlan",
-    case: TestCase,
-    rubric: "Rubric",
-    judge: "Judge",
-    raise_on_throttle: bool = False,
-) -> DimensionScore:
-    """Score one dimension: checks, at most one judge call for the open sub-scores, weighting.
-    ``module`` is a dimension module, or a plan already made (the generic profile path).
-    With ``raise_on_throttle`` (the Lambda scorers), throttling that outlived the judge's retries
-    raises ``JudgeThrottled`` so the state machine's Retry can back off."""
-    plan = module if isinstance(module, DimensionPlan) else plan_dimension(module, case, rubric)
-    if plan.final is not None:
-        return plan.final
-    outcome = judge.judge(plan.request, rubric) if plan.request is not None else None
-    return finish_dimension(plan, outcome, rubric, raise_on_throttle=raise_on_throttle)

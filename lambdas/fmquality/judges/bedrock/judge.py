@@ -1,18 +1,21 @@
 """The production judge: Amazon Bedrock's Converse API with a forced ``record_verdict`` tool call.
+This module holds the client, the request it sends, the retry policy and the one re-ask; the
+package's other modules hold the prompt assembly (``prompts.py``, from the prose in ``data/`` and
+the profile's levels), the tool schema (``schema.py``) and the reading of a reply (``reply.py``).
 
 One Converse call per request (one dimension of one case), or per combined request (every
-dimension of one case that needs the judge, one object per dimension in the tool input). The static rubric text goes first in
-``system`` with a cache point after it when the static prefix (tool schema + system text) reaches
-the model's minimum cacheable size (``judge.min_cache_tokens``; below it Bedrock caches nothing and
-says nothing, so the cache point is left out and a warning is logged once); the case travels in
-the user message inside data markers; the verdict is read only from the forced tool call's input
-(evidence, rationale, then one level from 1 to 5 per sub-score), validated strictly and mapped to a
-``JudgeVerdict``.
+dimension of one case that needs the judge, one object per dimension in the tool input). The static
+rubric text goes first in ``system`` with a cache point after it when the static prefix (tool schema
++ system text) reaches the model's minimum cacheable size (``judge.min_cache_tokens``; below it
+Bedrock caches nothing and says nothing, so the cache point is left out and a warning is logged
+once); the case travels in the user message inside data markers; the verdict is read only from the
+forced tool call's input (evidence, rationale, then one level from 1 to 5 per sub-score), validated
+strictly and mapped to a ``JudgeVerdict``.
 
 Failure policy (an outcome never carries a made-up score):
 - throttling, 5xx, model errors (ModelErrorException, HTTP 424), model-not-ready/timeouts and
-  connection/read timeouts are retried with exponential backoff and full jitter, up to
-  ``max_attempts`` attempts in total;
+  connection/read timeouts are retried with exponential backoff and full jitter
+  (``fmquality.retry.full_jitter``), up to ``max_attempts`` attempts in total;
 - client errors (ValidationException, AccessDeniedException, ResourceNotFoundException, ...) are
   not retried: a second identical request cannot succeed;
 - malformed output (no tool call, wrong stop reason, a verdict that does not validate or lacks a
@@ -21,7 +24,7 @@ Failure policy (an outcome never carries a made-up score):
   a valid call holds, so the model can correct it. A second invalid reply leaves the dimension
   unscored with both reasons. The re-ask shares the ``max_attempts`` budget (it gets the attempts
   the first ask left), so the worst case time of a judge call is unchanged; it counts in ``calls``
-  and its tokens in the usage, and ``reask_stats()`` counts re-asks and recoveries.
+  and its tokens in the usage.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
@@ -44,31 +47,27 @@ from botocore.exceptions import (
     EndpointConnectionError,
     ReadTimeoutError,
 )
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from fmquality.domain.errors import InvalidJudgeOutput
+from fmquality.domain.scores import JudgeUsage
 from fmquality.judges.base import (
     CombinedJudgeOutcome,
     CombinedJudgeRequest,
     JudgeOutcome,
     JudgeRequest,
-    JudgeVerdict,
 )
 from fmquality.judges.bedrock.prompts import (
-    LEVEL_VALUES,
-    LEVELS,
     RAW_KEEP_CHARS,
-    TOOL_NAME,
     CombinedJudgePrompt,
     JudgePrompt,
     build_combined_prompt,
     build_prompt,
-    combined_verdict_tool_spec,
     reask_note,
     truncate_middle,
-    verdict_tool_spec,
 )
-from fmquality.domain.scores import JudgeUsage
-from fmquality.domain.errors import InvalidJudgeOutput
+from fmquality.judges.bedrock.reply import parse_combined_verdict, parse_verdict, reply_usage_and_raw
+from fmquality.judges.bedrock.schema import TOOL_NAME
+from fmquality.retry import full_jitter
 
 if TYPE_CHECKING:
     from fmquality.config.rubric import Rubric
@@ -133,11 +132,8 @@ class BedrockJudge:
         rng: Callable[[], float] = random.random,
         read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
         connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-        reask_invalid: bool = True,
     ) -> None:
-        """``max_attempts``/``base_delay_s``/``max_delay_s`` override the rubric's ``judge`` settings.
-        ``reask_invalid=False`` turns the one re-ask after an invalid verdict off (the measurement's
-        "before")."""
+        """``max_attempts``/``base_delay_s``/``max_delay_s`` override the rubric's ``judge`` settings."""
         if max_attempts is not None and max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.model_id = model_id
@@ -151,19 +147,6 @@ class BedrockJudge:
         self._read_timeout_s = read_timeout_s
         self._connect_timeout_s = connect_timeout_s
         self._observer: Any = None
-        self.reask_invalid = reask_invalid
-        self._reasks = {"reasks": 0, "recovered": 0}
-        self._reasks_lock = threading.Lock()
-
-    def reask_stats(self) -> dict[str, int]:
-        """Re-asks made after an invalid verdict since this judge was built, and how many of them
-        returned a valid one."""
-        with self._reasks_lock:
-            return dict(self._reasks)
-
-    def _count_reask(self, key: str) -> None:
-        with self._reasks_lock:
-            self._reasks[key] += 1
 
     # ---------------------------------------------------------------------------------------------
 
@@ -188,12 +171,10 @@ class BedrockJudge:
         """The exact Converse request for one prompt (one dimension, or several in combined mode)."""
         if isinstance(prompt, CombinedJudgePrompt):
             # One verdict per dimension: the output budget grows with the dimensions graded.
-            tool = combined_verdict_tool_spec()
             max_tokens = rubric.judge.max_tokens_for(len(prompt.sub_scores))
         else:
-            tool = prompt.tool if prompt.tool is not None else verdict_tool_spec(prompt.dimension)
             max_tokens = rubric.judge.max_tokens
-        tool_config = {"tools": [{"toolSpec": tool}], "toolChoice": {"tool": {"name": TOOL_NAME}}}
+        tool_config = {"tools": [{"toolSpec": prompt.tool}], "toolChoice": {"tool": {"name": TOOL_NAME}}}
         # The cachePoint closes the static prefix. Assumption (Anthropic's prompt order, tools then
         # system then messages, which the stand-in and `fmquality estimate` share): the cached prefix
         # is the tool schema plus the system text, both fixed by the rubric and the requested sub-scores.
@@ -236,7 +217,7 @@ class BedrockJudge:
         """Full jitter: uniform in [0, min(max_delay, base * 2**retry_index)]."""
         base = self.base_delay_s if self.base_delay_s is not None else rubric.judge.base_delay_s
         cap = self.max_delay_s if self.max_delay_s is not None else rubric.judge.max_delay_s
-        return self._rng() * min(cap, base * (2**retry_index))
+        return full_jitter(retry_index, base, cap, self._rng)
 
     # -- observer (adaptive concurrency) ------------------------------------------------------------
 
@@ -299,17 +280,15 @@ class BedrockJudge:
         reply, common, error, throttled = self._converse_with_retries(params, rubric, recorded, budget)
         if reply is None:
             return None, {**common, "error": error, "throttled": throttled}
-        common.update(_reply_common(reply, common["calls"]))
+        common.update(reply_usage_and_raw(reply, common["calls"]))
         try:
             return parse(reply), common
         except InvalidJudgeOutput as exc:
             first = str(exc)
         left = budget - common["calls"]
-        if not self.reask_invalid or left < 1:
-            why = "" if not self.reask_invalid else " (not re-asked: no attempts left)"
-            return None, {**common, "error": f"invalid judge output: {first}{why}"}
+        if left < 1:
+            return None, {**common, "error": f"invalid judge output: {first} (not re-asked: no attempts left)"}
 
-        self._count_reask("reasks")
         cut_off = reply.get("stopReason") == "max_tokens"
         again = {**params, "messages": reask_messages(params["messages"], reply,
                                                       reask_note(prompt, first, cut_off=cut_off))}
@@ -319,7 +298,7 @@ class BedrockJudge:
             return None, {**common, "calls": calls, "usage": common["usage"].add(common2["usage"]),
                           "error": f"{error2} (re-asking after invalid judge output: {first})",
                           "throttled": throttled2}
-        second = _reply_common(reply2, common2["calls"])
+        second = reply_usage_and_raw(reply2, common2["calls"])
         half = RAW_KEEP_CHARS // 2
         raw = (f"{truncate_middle(common['raw'], half)}\n[re-asked after invalid judge output]\n"
                f"{truncate_middle(second['raw'], half)}")
@@ -328,7 +307,6 @@ class BedrockJudge:
             parsed = parse(reply2)
         except InvalidJudgeOutput as exc:
             return None, {**out, "error": f"invalid judge output: {exc} (re-asked once after: {first})"}
-        self._count_reask("recovered")
         return parsed, out
 
     def _converse_with_retries(
@@ -392,118 +370,3 @@ def reask_messages(messages: list[dict[str, Any]], reply: dict[str, Any], note: 
         return [*before, {**last, "content": [*last["content"], {"text": note}]}]
     answer = results or [{"text": note}]
     return [*messages, {"role": "assistant", "content": turn}, {"role": "user", "content": answer}]
-
-
-def _reply_common(reply: dict[str, Any], attempts: int) -> dict[str, Any]:
-    """Usage and the kept raw reply of a Converse reply."""
-    tokens = reply.get("usage") or {}
-    usage = JudgeUsage(
-        calls=attempts,
-        input_tokens=int(tokens.get("inputTokens", 0)),
-        output_tokens=int(tokens.get("outputTokens", 0)),
-        cache_read_tokens=int(tokens.get("cacheReadInputTokens", 0)),
-        cache_write_tokens=int(tokens.get("cacheWriteInputTokens", 0)),
-    )
-    content = ((reply.get("output") or {}).get("message") or {}).get("content") or []
-    raw = truncate_middle(
-        json.dumps({"stopReason": reply.get("stopReason"), "content": content}, ensure_ascii=False, default=str),
-        RAW_KEEP_CHARS,
-    )
-    return {"usage": usage, "raw": raw}
-
-
-# -------------------------------------------------------------------------------------------------
-# Reading the reply
-# -------------------------------------------------------------------------------------------------
-
-
-def _tool_input(reply: dict[str, Any]) -> dict[str, Any]:
-    """The input of the one forced tool call, and nothing else: any text block (which could echo an
-    injected "return 1.0") is ignored."""
-    stop_reason = reply.get("stopReason")
-    if stop_reason != "tool_use":
-        raise InvalidJudgeOutput(f"stopReason is {stop_reason!r}, expected 'tool_use'")
-    content = ((reply.get("output") or {}).get("message") or {}).get("content") or []
-    calls = [b["toolUse"] for b in content if isinstance(b, dict) and isinstance(b.get("toolUse"), dict)]
-    verdict_calls = [call for call in calls if call.get("name") == TOOL_NAME]
-    if not verdict_calls:
-        raise InvalidJudgeOutput(f"no {TOOL_NAME} tool call in the reply")
-    if len(verdict_calls) > 1:
-        raise InvalidJudgeOutput(f"{len(verdict_calls)} {TOOL_NAME} tool calls in one reply")
-    data = verdict_calls[0].get("input")
-    if not isinstance(data, dict):
-        raise InvalidJudgeOutput(f"{TOOL_NAME} input is {type(data).__name__}, expected an object")
-    return data
-
-
-class _ToolVerdict(BaseModel):
-    """The ``record_verdict`` input of one dimension, as the tool schema asks for it. Strict: a level
-    is an integer from 1 to 5 ("4", 4.0 and true are not), and unknown keys are refused."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    evidence: list[str]
-    rationale: str = Field(min_length=1)
-    levels: dict[str, Annotated[int, Field(ge=min(LEVELS), le=max(LEVELS))]]
-    confidence: float = Field(ge=0.0, le=1.0)
-
-
-class _NamedLevelVerdict(_ToolVerdict):
-    """A profile dimension with described levels: each level is given by its NAME (a string)."""
-
-    levels: dict[str, str]  # type: ignore[assignment]
-
-
-def _validated_verdict(data: Any, requested: list[str], where: str = "",
-                       level_values: dict[str, float] | None = None) -> JudgeVerdict:
-    if not isinstance(data, dict):
-        raise InvalidJudgeOutput(f"{where or 'verdict'} is {type(data).__name__}, expected an object")
-    data = dict(data)
-    if isinstance(data.get("levels"), dict):
-        data["levels"] = {k: v for k, v in data["levels"].items() if k in requested}
-    try:
-        tool = (_NamedLevelVerdict if level_values is not None else _ToolVerdict).model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in (where, *err['loc']) if p != '') or '<root>'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise InvalidJudgeOutput(problems[:500]) from exc
-    missing = [name for name in requested if name not in tool.levels]
-    if missing:
-        raise InvalidJudgeOutput(f"missing sub-scores {missing}" + (f" in {where}" if where else ""))
-    if level_values is not None:
-        # Level names map to the profile's fixed values; a name the profile does not define is invalid
-        # output (the dimension stays unscored with the reason), never a guessed score.
-        unknown = {name: level for name, level in tool.levels.items() if level not in level_values}
-        if unknown:
-            raise InvalidJudgeOutput(f"levels {unknown} are not level names of the dimension "
-                                     f"({', '.join(level_values)})")
-        scores = {name: level_values[level] for name, level in tool.levels.items()}
-    else:
-        scores = {name: LEVEL_VALUES[level] for name, level in tool.levels.items()}
-    return JudgeVerdict(
-        sub_scores=scores,
-        rationale=tool.rationale,
-        evidence=tool.evidence,
-        confidence=tool.confidence,
-    )
-
-
-def parse_verdict(reply: dict[str, Any], requested: list[str],
-                  level_values: dict[str, float] | None = None) -> JudgeVerdict:
-    """The verdict from the forced tool call, and from nothing else, its levels mapped to 0..1
-    sub-scores. Sub-scores not requested are dropped; a missing requested sub-score, or a level
-    that is not an integer from 1 to 5 (with ``level_values``: not one of those level names), makes
-    the whole verdict invalid."""
-    return _validated_verdict(_tool_input(reply), requested, level_values=level_values)
-
-
-def parse_combined_verdict(reply: dict[str, Any], requested: dict[str, list[str]]) -> dict[str, JudgeVerdict]:
-    """One verdict per requested dimension, each validated like a single verdict. Dimensions not
-    requested are dropped; one invalid or missing dimension makes the whole reply invalid."""
-    data = _tool_input(reply)
-    missing = [d for d in requested if d not in data]
-    if missing:
-        raise InvalidJudgeOutput(f"missing dimensions {missing}")
-    return {d: _validated_verdict(data[d], names, where=d) for d, names in requested.items()}

@@ -1,27 +1,29 @@
 """The offline judge: deterministic, no network, every sub-score from a documented general signal.
 
-Signals live beside this file, apart from the checks in ``dimensions/`` (a check is precise and
-runs everywhere; the judge covers the rest):
-- ``grounding``: answer sentences aligned with the evidence (factual_accuracy);
-- ``relevance``: the answer aligned with the query, the products asked for and the context;
-- ``consistency``: claims about the same thing compared for polarity; the persona;
-- ``fluency``: grammar from general error patterns and sentence shape, tone from register;
-- ``japanese``: politeness and keigo read by a morphological analyser (fugashi + UniDic-lite).
+The signals are the scheme's (``Scheme.signals``, see ``scoring.signal``), kept beside the checks of
+each dimension (``schemes/mangaassist/<dimension>/signal.py``, ``schemes/profiles/<profile>.py``): a
+check is precise and runs everywhere; the judge covers the rest. A scheme reads a dimension either
+sub-score by sub-score (MangaAssist: grounding, relevance to the query, products and context, claims
+compared for polarity, the persona, grammar and register) or as a whole (the generic profiles: one
+value, at one of the profile's levels).
 
 A signal that finds nothing to grade with abstains with the reason: the sub-score is left unscored
-(``JudgeVerdict.abstained``), never given a middle or a full mark. The offline judge counts no judge
-calls: it is local computation, not a model call.
+(``JudgeVerdict.abstained``), never given a middle or a full mark. A heuristic per-sub-score reading
+counts with the weight its measured agreement with people earns (``agreement.yaml``). The offline
+judge counts no judge calls: it is local computation, not a model call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import yaml
 
+from fmquality.claims.grader_address import grader_address, without_grader_address
+from fmquality.domain.case import TestCase
 from fmquality.judges.base import (
     CombinedJudgeOutcome,
     CombinedJudgeRequest,
@@ -30,33 +32,11 @@ from fmquality.judges.base import (
     JudgeVerdict,
     canonical_request_json,
 )
-from fmquality.schemes.mangaassist.consistency import signal as consistency
-from fmquality.schemes.mangaassist.fluency import signal as fluency
-from fmquality.schemes.mangaassist.factual_accuracy import signal as grounding
-from fmquality.schemes.mangaassist.relevance import signal as relevance
-from fmquality.schemes.mangaassist.factual_accuracy.signal import Abstain, Signal
-from fmquality.claims.reading import grader_address, without_grader_address
-from fmquality.domain.case import TestCase
+from fmquality.schemes import scheme_for
+from fmquality.scoring.signal import Abstain, DimensionSignal, OfflineSignals, SubScoreSignals
 
 if TYPE_CHECKING:
     from fmquality.config.rubric import Rubric
-
-SIGNALS: dict[str, Callable[[TestCase, "Rubric"], Signal]] = {
-    "intent_relevance": lambda case, rubric: relevance.intent_relevance(case),
-    "product_relevance": lambda case, rubric: relevance.product_relevance(case),
-    "context_relevance": lambda case, rubric: relevance.context_relevance(case),
-    "fact_coverage": lambda case, rubric: grounding.fact_coverage(case, case.response or ""),
-    "no_hallucination": lambda case, rubric: grounding.grounding(case, case.response or ""),  # + the checks' hints
-    "price_accuracy": lambda case, rubric: grounding.loose_prices(case),
-    "availability_accuracy": lambda case, rubric: grounding.loose_statuses(case),
-    "policy_accuracy": lambda case, rubric: grounding.policy_numbers_grounded(case, case.response or ""),
-    "intra_turn": lambda case, rubric: consistency.intra_turn(case),
-    "cross_turn": lambda case, rubric: consistency.cross_turn(case),
-    "persona": consistency.persona,
-    "grammar": lambda case, rubric: fluency.grammar(case),
-    "tone": fluency.tone,
-}
-
 
 AGREEMENT_FILE = Path(__file__).with_name("agreement.yaml")
 
@@ -73,32 +53,52 @@ def signal_weights() -> dict[str, float]:
     return {name: float(entry["weight"]) for name, entry in (data.get("signals") or {}).items()}
 
 
-def offline_verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str], hints: list[str] | tuple = ()) -> JudgeVerdict:
-    """The offline judge's verdict on the asked sub-scores of one dimension of one case. ``hints`` are
-    what the checks found but could not settle (``JudgeRequest.check_findings``). Text the answer
-    addresses to its grader is read as part of the answer, so it can lower a reading, and never
-    raises one: each sub-score is the lower of the readings with and without it."""
+def offline_verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str], hints: Sequence[str] = (),
+                    dimension: str | None = None) -> JudgeVerdict:
+    """The offline judge's verdict on the asked sub-scores of one dimension of one case (by default the
+    dimension of the rubric's profile these sub-scores belong to). ``hints`` are what the checks found
+    but could not settle (``JudgeRequest.check_findings``). Text the answer addresses to its grader is
+    read as part of the answer, so it can lower a reading, and never raises one: each sub-score is the
+    lower of the readings with and without it."""
+    dimension = dimension or _dimension_of(rubric, sub_scores)
+    signals = scheme_for(rubric).signals(dimension)
     if grader_address(case.response or ""):
         plain = case.model_copy(update={"response": without_grader_address(case.response or "")})
-        full, bare = _verdict(case, rubric, sub_scores, hints), _verdict(plain, rubric, sub_scores, hints)
+        full, bare = _verdict(signals, case, rubric, sub_scores, hints), _verdict(signals, plain, rubric, sub_scores, hints)
         scores = {n: min(v, bare.sub_scores.get(n, v)) for n, v in full.sub_scores.items()}
         return full.model_copy(update={"sub_scores": scores})
-    return _verdict(case, rubric, sub_scores, hints)
+    return _verdict(signals, case, rubric, sub_scores, hints)
 
 
-def _verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str], hints: list[str] | tuple) -> JudgeVerdict:
+def _dimension_of(rubric: "Rubric", sub_scores: list[str]) -> str:
+    owners = {d.name for d in rubric.profile_spec.dimensions if set(sub_scores) & set(d.sub_scores)}
+    if len(owners) != 1:
+        raise ValueError(f"sub-scores {sub_scores} belong to {len(owners)} dimensions of profile "
+                         f"{rubric.profile_spec.name}; ask for one dimension's at a time")
+    return owners.pop()
+
+
+def _verdict(signals: OfflineSignals, case: TestCase, rubric: "Rubric", sub_scores: list[str],
+             hints: Sequence[str]) -> JudgeVerdict:
+    if isinstance(signals, DimensionSignal):
+        return _dimension_verdict(signals, case, rubric, sub_scores)
+    return _sub_score_verdict(signals, case, rubric, sub_scores, hints)
+
+
+def _sub_score_verdict(signals: SubScoreSignals, case: TestCase, rubric: "Rubric", sub_scores: list[str],
+                       hints: Sequence[str]) -> JudgeVerdict:
     scores: dict[str, float] = {}
     abstained: dict[str, str] = {}
     evidence: list[str] = []
     weights: dict[str, float] = {}
     earned = signal_weights()
     for name in sub_scores:
-        signal_of = SIGNALS.get(name)
+        signal_of = signals.by_sub_score.get(name)
         if signal_of is None:
             abstained[name] = "the offline judge has no signal for this sub-score"
             continue
         try:
-            signal = (grounding.from_hints(hints) if name == "no_hallucination" else None) or signal_of(case, rubric)
+            signal = signal_of(case, rubric, hints)
         except Abstain as exc:
             abstained[name] = str(exc)
             continue
@@ -113,19 +113,25 @@ def _verdict(case: TestCase, rubric: "Rubric", sub_scores: list[str], hints: lis
                         evidence=evidence, confidence=None, weights=weights)
 
 
+def _dimension_verdict(signal: DimensionSignal, case: TestCase, rubric: "Rubric", sub_scores: list[str]) -> JudgeVerdict:
+    try:
+        reading = signal.read(case, rubric)
+    except Abstain as exc:
+        return JudgeVerdict(sub_scores={}, abstained={n: str(exc) for n in sub_scores}, rationale=f"no signal: {exc}")
+    scores = {n: round(reading.score_of(n), 4) for n in sub_scores}
+    rationale = (f"level {reading.level} " if reading.level else "") + f"{reading.value:.2f} (offline judge)"
+    return JudgeVerdict(sub_scores=scores, rationale=rationale, evidence=list(reading.evidence))
+
+
 class OfflineJudge:
     name = "offline"
     model_id = "offline-signals-v3"
     supports_combined = True
 
     def judge(self, request: JudgeRequest, rubric: "Rubric") -> JudgeOutcome:
-        if rubric.profile_spec.scorer is not None:
-            from fmquality.schemes.profiles.scoring import offline_verdict as profile_verdict
-
-            verdict = profile_verdict(request.case, rubric.profile_spec, request.dimension, list(request.sub_scores))
-            return JudgeOutcome(verdict=verdict, calls=0)
-        return JudgeOutcome(verdict=offline_verdict(request.case, rubric, list(request.sub_scores), request.check_findings),
-                            calls=0)
+        verdict = offline_verdict(request.case, rubric, list(request.sub_scores), request.check_findings,
+                                  dimension=request.dimension)
+        return JudgeOutcome(verdict=verdict, calls=0)
 
     def judge_combined(self, request: CombinedJudgeRequest, rubric: "Rubric") -> CombinedJudgeOutcome:
         """Each dimension's own verdict: the same numbers as per-dimension mode."""

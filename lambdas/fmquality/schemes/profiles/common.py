@@ -1,5 +1,7 @@
-"""What the profile scorers return: per dimension a level or value with its evidence, or nothing
-(the judge decides), and the composite over the dimensions that have a value."""
+"""What the generic profiles' checks and signals return (``DimensionFinding``: a level or value with its
+evidence, or nothing, and then the judge decides) and the readings they share: tool arguments
+compared as a person would, how much of a claim the evidence carries, the scalar values of a tool
+result."""
 
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from fmquality.language.alignment import Unit, pair_precision, precision, read_units
-from fmquality.config.profile import Profile
 
 # check: settled by a deterministic check (profile.check_settled); offline: the offline judge's signal;
 # judge: nothing found, the Bedrock (or offline) judge decides; not_applicable: left out of the mean.
@@ -24,31 +25,6 @@ class DimensionFinding(BaseModel):
     value: float | None = Field(default=None, ge=0.0, le=1.0)
     sub_scores: dict[str, float] = Field(default_factory=dict)
     evidence: list[str] = Field(default_factory=list)
-
-    @property
-    def flagged(self) -> bool:
-        """A check or signal found something short of full marks."""
-        return self.value is not None and self.value < 1.0
-
-
-class ProfileScore(BaseModel):
-    profile: str
-    test_id: str
-    category: str
-    dimensions: dict[str, DimensionFinding]
-    applicable: list[str]
-    pending: list[str]  # applicable dimensions without a value: the judge's
-    overall: float | None = None  # weighted mean over the dimensions with a value, renormalised
-
-    def flagged(self, sources: tuple[str, ...] = ("check",)) -> list[str]:
-        return [d.dimension for d in self.dimensions.values() if d.source in sources and d.flagged]
-
-
-def composite(profile: Profile, category: str, findings: dict[str, DimensionFinding]) -> tuple[list[str], list[str], float | None]:
-    applicable = [n for n, f in findings.items() if f.source != "not_applicable"]
-    pending = [n for n in applicable if findings[n].value is None]
-    values = {n: findings[n].value for n in applicable}
-    return applicable, pending, profile.weighted_mean(values, category)
 
 
 def normalise_value(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""Research-agent profile: deterministic checks and offline signals (issue 11, item 2).
+"""The research-agent scheme: deterministic checks and offline signals (issue 11, item 2).
 
 Checks (they settle a dimension only from evidence they found; with none they return None and the
 judge decides, never a default full mark):
@@ -27,30 +27,12 @@ Levels map findings onto the profile's five described levels.
 
 from __future__ import annotations
 
-from typing import Any
-
-from fmquality.language.alignment import (
-    Unit,
-    is_claim,
-    match_fact,
-    polarity_differs,
-    recall,
-    significant_numbers,
-    unit_of,
-)
-from fmquality.domain.case import TestCase
-from fmquality.schemes.profiles.common import (
-    DimensionFinding,
-    ProfileScore,
-    call_key,
-    composite,
-    leaves,
-    support,
-    units_of,
-)
-from fmquality.schemes.profiles.fields import ProfileFields
-from fmquality.domain.case import Source, ToolCall
 from fmquality.config.profile import Profile
+from fmquality.domain.case import Source, TestCase, ToolCall
+from fmquality.language.alignment import Unit, is_claim, match_fact, recall, significant_numbers, unit_of
+from fmquality.language.negation import polarity_differs
+from fmquality.schemes.profiles.common import DimensionFinding, call_key, leaves, support, units_of
+from fmquality.schemes.profiles.scheme import ProfileScheme
 
 SUPPORTED = 0.5  # at least half the cited sentence's content, in order, is in its source
 UNSUPPORTED = 0.25  # under a quarter: the source is about something else
@@ -86,9 +68,9 @@ def stray_specifics(claim: Unit, evidence: list[Unit]) -> list[str]:
     return out
 
 
-def _source_texts(case: TestCase, fields: ProfileFields) -> dict[str, str | None]:
+def _source_texts(case: TestCase) -> dict[str, str | None]:
     # The title is part of what a source says ("... in a cohort of 380,000 adults").
-    texts: dict[str, str | None] = {s.id: f"{s.title}. {s.text}" if s.text else None for s in fields.sources}
+    texts: dict[str, str | None] = {s.id: f"{s.title}. {s.text}" if s.text else None for s in case.sources}
     for index, chunk in enumerate(case.retrieved_chunks, start=1):
         texts.setdefault(f"chunk-{index}", chunk)
     return texts
@@ -99,13 +81,13 @@ def _source_texts(case: TestCase, fields: ProfileFields) -> dict[str, str | None
 # --------------------------------------------------------------------------------------------------
 
 
-def citation_check(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
+def citation_check(case: TestCase, profile: Profile) -> DimensionFinding:
     name = "citation_accuracy"
-    if not fields.citations:
+    if not case.citations:
         return _judge(name, "no citations to check")
-    texts = _source_texts(case, fields)
+    texts = _source_texts(case)
     dangling, unsupported, supported, unchecked = [], [], [], []
-    for cite in fields.citations:
+    for cite in case.citations:
         label = f"[{cite.source_id}] {cite.sentence.strip()[:70]!r}"
         if cite.source_id not in texts:
             dangling.append(f"{label}: names a source that was never retrieved")
@@ -125,7 +107,7 @@ def citation_check(case: TestCase, fields: ProfileFields, profile: Profile) -> D
             supported.append(label)
         else:
             unchecked.append(label)
-    n = len(fields.citations)
+    n = len(case.citations)
     evidence = dangling + unsupported + ([f"{len(supported)} citation(s) supported by their source"] if supported else [])
     if dangling:
         return _level(profile, name, "failed" if len(dangling) / n > 0.5 else "poor", "check", evidence)
@@ -138,9 +120,9 @@ def citation_check(case: TestCase, fields: ProfileFields, profile: Profile) -> D
     return _level(profile, name, "excellent", "check", evidence)
 
 
-def completeness_check(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
+def completeness_check(case: TestCase, profile: Profile) -> DimensionFinding:
     name = "completeness"
-    facts = list(dict.fromkeys([*fields.required_facts, *case.expected_facts]))
+    facts = list(dict.fromkeys([*case.required_facts, *case.expected_facts]))
     if not facts:
         return _judge(name, "no required facts")
     answer = units_of(case.response or "")
@@ -191,14 +173,14 @@ def _result_used(call: ToolCall, answer: list[Unit], answer_text: str, cited: se
     return False
 
 
-def tool_efficiency_check(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
+def tool_efficiency_check(case: TestCase, profile: Profile) -> DimensionFinding:
     name = "tool_efficiency"
-    calls = fields.tool_calls
+    calls = case.tool_calls
     if not calls:
         return DimensionFinding(dimension=name, source="not_applicable", evidence=["no tool calls"])
     answer = units_of(case.response or "")
     answer_text = (case.response or "").casefold()
-    cited = {c.source_id for c in fields.citations}
+    cited = {c.source_id for c in case.citations}
     wasted: list[str] = []
     seen_ok: set[str] = set()
     failed: set[str] = set()
@@ -226,9 +208,9 @@ def tool_efficiency_check(case: TestCase, fields: ProfileFields, profile: Profil
 # --------------------------------------------------------------------------------------------------
 
 
-def factual_accuracy_signal(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
+def factual_accuracy_signal(case: TestCase, profile: Profile) -> DimensionFinding:
     name = "factual_accuracy"
-    texts = [t for t in _source_texts(case, fields).values() if t]
+    texts = [t for t in _source_texts(case).values() if t]
     if not texts:
         return _judge(name, "no source texts to ground the answer in")
     evidence = [u for t in texts for u in units_of(t)]
@@ -253,10 +235,10 @@ def factual_accuracy_signal(case: TestCase, fields: ProfileFields, profile: Prof
     return _level(profile, name, level, "offline", why)
 
 
-def source_quality_signal(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
+def source_quality_signal(case: TestCase, profile: Profile) -> DimensionFinding:
     name = "source_quality"
-    by_id = {s.id: s for s in fields.sources}
-    cited = [by_id[c.source_id] for c in fields.citations if c.source_id in by_id]
+    by_id = {s.id: s for s in case.sources}
+    cited = [by_id[c.source_id] for c in case.citations if c.source_id in by_id]
     used: list[Source] = [by_id[i] for i in dict.fromkeys(s.id for s in cited)]
     if not used:
         return _judge(name, "no cited source with a known kind")
@@ -274,42 +256,22 @@ def source_quality_signal(case: TestCase, fields: ProfileFields, profile: Profil
         return _level(profile, name, "poor" if len(off_topic) / len(used) > 0.5 else "acceptable", "offline", why)
     if strength < 1:
         return _level(profile, name, "acceptable", "offline", why + ["mostly unattributed sources"])
-    if len(used) == 1 and len(fields.sources) > 1:
+    if len(used) == 1 and len(case.sources) > 1:
         return _level(profile, name, "good", "offline", why + ["rests on one source where more were retrieved"])
     return _level(profile, name, "excellent" if strength >= 1.5 or len(used) >= 2 else "good", "offline", why)
 
 
-def score_research_case(case: TestCase, fields: ProfileFields, profile: Profile) -> ProfileScore:
-    """Every dimension of the research-agent profile: settled by a check, signalled offline, left to
-    the judge or not applicable; the overall score is the weighted mean over the dimensions with a
-    value, weights renormalised (no tool calls: no tool efficiency)."""
-    findings = {
-        "factual_accuracy": factual_accuracy_signal(case, fields, profile),
-        "completeness": completeness_check(case, fields, profile),
-        "tool_efficiency": tool_efficiency_check(case, fields, profile),
-        "citation_accuracy": citation_check(case, fields, profile),
-        "source_quality": source_quality_signal(case, fields, profile),
-    }
-    for name, finding in findings.items():
-        dim = profile.dimension(name)
-        # A check may settle only what the profile lets it settle; anything else is a signal.
-        if finding.source == "check" and name not in dim.check_settled and not set(dim.check_settled) & set(finding.sub_scores):
-            finding.source = "offline"
-    findings = {d: findings[d] for d in profile.dimension_names if d in findings}
-    applicable, pending, overall = composite(profile, str(getattr(case.intent, "value", case.intent)), findings)
-    return ProfileScore(profile=profile.name, test_id=case.test_id, category=str(getattr(case.intent, "value", case.intent)),
-                        dimensions=findings, applicable=applicable, pending=pending, overall=overall)
-
-
-# What the generic profile path (``profiles.scoring``) calls, by dimension. A check settles its
-# dimension only with evidence and only when the profile lists it in ``check_settled``; a signal is
-# the offline judge's reading when the checks left the dimension open.
-CHECKS = {
-    "completeness": completeness_check,
-    "tool_efficiency": tool_efficiency_check,
-    "citation_accuracy": citation_check,
-}
-SIGNALS = {
-    "factual_accuracy": factual_accuracy_signal,
-    "source_quality": source_quality_signal,
-}
+# A check settles its dimension only with evidence and only when the profile lists it in
+# ``check_settled``; a signal is the offline judge's reading when the checks left the dimension open.
+RESEARCH_AGENT = ProfileScheme(
+    name="research-agent",
+    checks={
+        "completeness": completeness_check,
+        "tool_efficiency": tool_efficiency_check,
+        "citation_accuracy": citation_check,
+    },
+    offline_signals={
+        "factual_accuracy": factual_accuracy_signal,
+        "source_quality": source_quality_signal,
+    },
+)

@@ -1,4 +1,4 @@
-"""Tool-use harness profile: tool usage, keyword quality and error handling (issue 11, item 3).
+"""The tool-use scheme: tool usage, keyword quality and error handling (issue 11, item 3).
 
 - tool_usage: ``expected_tools`` share called (by name), ``arguments`` share of those whose call
   matches the expected arguments (subset match, strings and numbers normalised, any call of that
@@ -10,23 +10,19 @@
   (applies after a failed call) 1 when a later call of the same tool succeeded or the answer tells
   the user plainly that something failed, else 0 (a system error left unhandled).
 
-The total is 100 x the weighted mean over the scores with a value; the letter grade comes from the
-profile's bands. ``provisional`` says the judge still owes a score.
+The total (``total_100``) and the letter grade come from the composite and the profile's bands
+(``scoring.composite``), as for every profile with grades.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
-from collections.abc import Iterable
 
-from pydantic import BaseModel
-
-from fmquality.language.alignment import match_fact
-from fmquality.domain.case import TestCase
-from fmquality.schemes.profiles.common import DimensionFinding, arguments_match, composite, units_of
-from fmquality.schemes.profiles.fields import ProfileFields
 from fmquality.config.profile import Profile
+from fmquality.domain.case import TestCase
+from fmquality.language.alignment import match_fact
+from fmquality.schemes.profiles.common import DimensionFinding, arguments_match, units_of
+from fmquality.schemes.profiles.scheme import ProfileScheme
 
 MISSING_BELOW = 0.25  # as in research_agent: under a quarter of a fact found is absence
 
@@ -49,19 +45,6 @@ _TOLD = re.compile(r"\b(?:could(?: not|n't)|can(?:not|'t)|unable|was(?: not|n't)
                    r"確認できません|取得できません", re.I)
 
 
-class ToolUseScore(BaseModel):
-    test_id: str
-    category: str
-    dimensions: dict[str, DimensionFinding]
-    total: float | None  # 0-100
-    grade: str | None
-    provisional: bool  # some score is still the judge's
-    pending: list[str]
-
-    def flagged(self) -> list[str]:
-        return [d.dimension for d in self.dimensions.values() if d.source == "check" and d.flagged]
-
-
 def _finding(profile: Profile, name: str, subs: dict[str, float], evidence: list[str]) -> DimensionFinding:
     weights = profile.dimension(name).sub_scores
     total = sum(weights[k] for k in subs)
@@ -69,35 +52,34 @@ def _finding(profile: Profile, name: str, subs: dict[str, float], evidence: list
     return DimensionFinding(dimension=name, source="check", value=value, sub_scores=subs, evidence=evidence)
 
 
-def tool_usage_check(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
+def tool_usage_check(case: TestCase, profile: Profile) -> DimensionFinding:
     name = "tool_usage"
-    expect = fields.tool_expectation
-    if expect is None or not (expect.expected_tools or expect.forbidden_tools):
+    if not (case.expected_tools or case.forbidden_tools):
         return DimensionFinding(dimension=name, source="judge", evidence=["no tool expectations"])
-    calls = fields.tool_calls
+    calls = case.tool_calls
     subs: dict[str, float] = {}
     evidence: list[str] = []
-    if expect.expected_tools:
-        called = [e for e in expect.expected_tools if any(c.name == e.name for c in calls)]
-        subs["expected_tools"] = len(called) / len(expect.expected_tools)
-        evidence += [f"{e.name}: {'called' if e in called else 'never called'}" for e in expect.expected_tools]
+    if case.expected_tools:
+        called = [e for e in case.expected_tools if any(c.name == e.name for c in calls)]
+        subs["expected_tools"] = len(called) / len(case.expected_tools)
+        evidence += [f"{e.name}: {'called' if e in called else 'never called'}" for e in case.expected_tools]
         with_args = [e for e in called if e.arguments]
         if with_args:
             right = [e for e in with_args if any(c.name == e.name and not c.failed and arguments_match(e.arguments, c.arguments)
                                                  for c in calls)]
             subs["arguments"] = len(right) / len(with_args)
             evidence += [f"{e.name}: no successful call with {e.arguments}" for e in with_args if e not in right]
-    if expect.forbidden_tools:  # only a case that forbids tools can be checked for calling one
-        forbidden = sorted({c.name for c in calls if c.name in set(expect.forbidden_tools)})
+    if case.forbidden_tools:  # only a case that forbids tools can be checked for calling one
+        forbidden = sorted({c.name for c in calls if c.name in set(case.forbidden_tools)})
         subs["no_forbidden_tools"] = 0.0 if forbidden else 1.0
         evidence.append("forbidden tool(s) called: " + ", ".join(forbidden) if forbidden
-                        else f"none of the forbidden tools ({', '.join(expect.forbidden_tools)}) called")
+                        else f"none of the forbidden tools ({', '.join(case.forbidden_tools)}) called")
     return _finding(profile, name, subs, evidence)
 
 
-def keyword_check(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
+def keyword_check(case: TestCase, profile: Profile) -> DimensionFinding:
     name = "keyword_quality"
-    wanted = list(dict.fromkeys([*fields.required_keywords, *fields.required_facts, *case.expected_facts]))
+    wanted = list(dict.fromkeys([*case.required_keywords, *case.required_facts, *case.expected_facts]))
     if not wanted:
         return DimensionFinding(dimension=name, source="judge", evidence=["no required keywords or facts"])
     answer = units_of(case.response or "")
@@ -115,12 +97,12 @@ def keyword_check(case: TestCase, fields: ProfileFields, profile: Profile) -> Di
     return _finding(profile, name, {name: found / len(wanted)}, evidence)
 
 
-def keyword_signal(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
+def keyword_signal(case: TestCase, profile: Profile) -> DimensionFinding:
     """The offline judge's reading of keyword quality when the check left it open (a fact only
     partly found): each required item counts by the share of it the best answer sentence carries
     (1 when covered, 0 when contradicted)."""
     name = "keyword_quality"
-    wanted = list(dict.fromkeys([*fields.required_keywords, *fields.required_facts, *case.expected_facts]))
+    wanted = list(dict.fromkeys([*case.required_keywords, *case.required_facts, *case.expected_facts]))
     if not wanted:
         return DimensionFinding(dimension=name, source="judge", evidence=["no required keywords or facts"])
     answer = units_of(case.response or "")
@@ -139,7 +121,7 @@ def leaks(text: str) -> list[str]:
     return [f"{kind}: {m.group(0).strip()[:60]!r}" for kind, pattern in LEAK_PATTERNS for m in [pattern.search(text or "")] if m]
 
 
-def _error_handling(case: TestCase, fields: ProfileFields) -> tuple[dict[str, float], dict[str, float], list[str]]:
+def _error_handling(case: TestCase) -> tuple[dict[str, float], dict[str, float], list[str]]:
     """What the answer and the call trace show: (settled, read, evidence). ``settled`` holds what a
     check may decide (a leak found; a failed call later repeated successfully, or neither repeated nor
     mentioned); ``read`` what only the judge may take (no leak found, a failure the answer seems to mention)."""
@@ -152,7 +134,7 @@ def _error_handling(case: TestCase, fields: ProfileFields) -> tuple[dict[str, fl
     else:
         read["no_leak"] = 1.0
         evidence = ["no error text, stack trace or error object found in the answer"]
-    calls = fields.tool_calls
+    calls = case.tool_calls
     failures = [(i, c) for i, c in enumerate(calls) if c.failed]
     if failures:
         told = _TOLD.search(case.response or "")
@@ -170,60 +152,32 @@ def _error_handling(case: TestCase, fields: ProfileFields) -> tuple[dict[str, fl
     return settled, read, evidence
 
 
-def error_handling_check(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
-    settled, read, evidence = _error_handling(case, fields)
+def error_handling_check(case: TestCase, profile: Profile) -> DimensionFinding:
+    settled, read, evidence = _error_handling(case)
     if settled and (not read or min(settled.values()) == 0.0):
         return _finding(profile, "error_handling", settled, evidence)
     # Nothing found wrong and nothing proven right: the judge reads it (the hints go with the request).
     return DimensionFinding(dimension="error_handling", source="judge", evidence=evidence)
 
 
-def error_handling_signal(case: TestCase, fields: ProfileFields, profile: Profile) -> DimensionFinding:
+def error_handling_signal(case: TestCase, profile: Profile) -> DimensionFinding:
     """The offline judge's reading when the check left error handling open: the leak scan and the
     call trace, each sub-score from what was looked for."""
-    settled, read, evidence = _error_handling(case, fields)
+    settled, read, evidence = _error_handling(case)
     subs = {**read, **settled}
     finding = _finding(profile, "error_handling", subs, evidence)
     return finding.model_copy(update={"source": "offline"})
 
 
-# What the generic profile path (``profiles.scoring``) calls, by dimension (see research_agent.CHECKS).
-CHECKS = {
-    "tool_usage": tool_usage_check,
-    "keyword_quality": keyword_check,
-    "error_handling": error_handling_check,
-}
-SIGNALS = {
-    "keyword_quality": keyword_signal,
-    "error_handling": error_handling_signal,
-}
-
-
-def score_tool_case(case: TestCase, fields: ProfileFields, profile: Profile) -> ToolUseScore:
-    findings = {
-        "tool_usage": tool_usage_check(case, fields, profile),
-        "keyword_quality": keyword_check(case, fields, profile),
-        "error_handling": error_handling_check(case, fields, profile),
-    }
-    category = str(getattr(case.intent, "value", case.intent))
-    _, pending, overall = composite(profile, category, findings)
-    total = None if overall is None else round(100 * overall, 2)
-    return ToolUseScore(test_id=case.test_id, category=category, dimensions=findings, total=total,
-                        grade=None if total is None else profile.grade_for(total), provisional=bool(pending),
-                        pending=pending)
-
-
-def grade_distribution(scores: Iterable[ToolUseScore], by: str = "category", profile: Profile | None = None) -> dict[str, dict]:
-    """Per group (``category`` or ``all``): case count, grade counts, mean total and, with a profile,
-    the grade of the mean total. Cases without a total are counted as ``ungraded``."""
-    groups: dict[str, list[ToolUseScore]] = defaultdict(list)
-    for s in scores:
-        groups[s.category if by == "category" else "all"].append(s)
-    out = {}
-    for key, items in sorted(groups.items()):
-        totals = [s.total for s in items if s.total is not None]
-        mean = round(sum(totals) / len(totals), 2) if totals else None
-        out[key] = {"cases": len(items), "grades": dict(sorted(Counter(s.grade or "ungraded" for s in items).items())),
-                    "mean_total": mean,
-                    "grade": profile.grade_for(mean) if profile is not None and mean is not None else None}
-    return out
+TOOL_USE = ProfileScheme(
+    name="tool-use",
+    checks={
+        "tool_usage": tool_usage_check,
+        "keyword_quality": keyword_check,
+        "error_handling": error_handling_check,
+    },
+    offline_signals={
+        "keyword_quality": keyword_signal,
+        "error_handling": error_handling_signal,
+    },
+)

@@ -20,24 +20,20 @@ import unicodedata
 from collections import defaultdict
 
 from fmquality.language.alignment import comparable_pairs, read_units
-from fmquality.claims.reading import (
-    Reading,
-    EXCEPTION_CLAUSE,
-    conditions_in,
+from fmquality.claims.reading import Reading
+from fmquality.language.negation import EXCEPTION_CLAUSE, conditions_in, expand_contractions, is_conditional
+from fmquality.claims.policy import (
+    ValueStatement,
     conflicting_values,
     context_topic,
     conversation_topic,
-    expand_contractions,
-    is_conditional,
-    ordinal_reference,
-    resolve_ordinal,
-    grader_address,
     shopper_numbers,
-    stated_order_statuses,
-    ValueStatement,
     subjects_of,
     value_statements,
 )
+from fmquality.claims.ordinals import ordinal_reference, resolve_ordinal
+from fmquality.claims.grader_address import grader_address
+from fmquality.claims.orders import stated_order_statuses
 from fmquality.scoring.plan import CheckReport
 from fmquality.domain.scores import HardFailure
 from fmquality.domain.case import TestCase
@@ -208,7 +204,7 @@ _DISCLOSURE_JA = re.compile(r"(?:私|わたし|わたくし|僕|ぼく)(?:は|�
                             r"|(?:AI|ＡＩ|人工知能|ボット|プログラム|言語モデル)(?:である|なので|ですので|の私|だから)"
                             r"|人間ではありません")
 # Says what the assistant is ("I'm your shopping assistant", "my name is ...").
-_SELF_REFERENCE = re.compile(
+SELF_REFERENCE = re.compile(
     r"\b(?:i am|i'm)\s+(?:just\s+|only\s+|not\s+|merely\s+|simply\s+)?(?:a|an|the|your|this store's)\s+"
     r"(?!(?:bit|little|lot|few|big|huge|great)\b)|\bmy name is\b|\bcall me\b"
     r"|\bas your (?:\w+ )?(?:assistant|helper|guide|concierge)\b"
@@ -248,7 +244,7 @@ def _persona(case: TestCase, reading: Reading, rubric: Rubric, report: CheckRepo
         report.set("persona", 0.0, *(f"persona break: the answer says {b!r}" for b in breaks))
         _contradiction(report, "persona_break", "persona", [f"the answer says {b!r}" for b in breaks])
         report.findings.append("persona break: " + ", ".join(breaks))
-    elif _SELF_REFERENCE.search(reading.norm) or normalize(rubric.persona.name) in reading.norm:
+    elif SELF_REFERENCE.search(reading.norm) or normalize(rubric.persona.name) in reading.norm:
         report.ask_judge("persona")
     else:
         report.skip("persona", "the answer says nothing about the assistant itself")

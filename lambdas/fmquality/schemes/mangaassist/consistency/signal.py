@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import re
 
-from fmquality.language.alignment import Unit, comparable_pairs, polarity_differs, read_units, subject_tokens
-from fmquality.claims.reading import is_conditional, subjects_of
-from fmquality.schemes.mangaassist.consistency.check import _SELF_REFERENCE
-from fmquality.schemes.mangaassist.factual_accuracy.signal import Abstain, Signal
+from fmquality.language.alignment import Unit, comparable_pairs, read_units, subject_tokens
+from fmquality.language.negation import is_conditional, polarity_differs
+from fmquality.claims.policy import subjects_of
+from fmquality.schemes.mangaassist.consistency.check import SELF_REFERENCE
 from fmquality.domain.case import TestCase
+from fmquality.scoring.signal import Abstain, Signal, SignalFn
 from fmquality.config.rubric import Rubric
 from fmquality.language.text import normalize
 
@@ -54,7 +55,15 @@ def persona(case: TestCase, rubric: Rubric) -> Signal:
         return Signal(1.0, [f"presents itself as {rubric.persona.name}"])
     if _ROLE.search(norm):
         return Signal(1.0, ["presents itself as the store's assistant"])
-    said = _SELF_REFERENCE.search(norm)
+    said = SELF_REFERENCE.search(norm)
     if said is None:
         raise Abstain("the answer does not say what it is")
     return Signal(0.0, [f"presents itself as {norm[said.start():said.end() + 30].strip()!r}, not as the store's assistant"])
+
+
+# The offline judge's reading of each sub-score the checks may leave open.
+SIGNALS: dict[str, SignalFn] = {
+    "intra_turn": lambda case, rubric, hints: intra_turn(case),
+    "cross_turn": lambda case, rubric, hints: cross_turn(case),
+    "persona": lambda case, rubric, hints: persona(case, rubric),
+}

@@ -17,7 +17,8 @@ This is the signal measured against human ratings on QAGS-CNNDM (README, "Calibr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from fmquality.language.alignment import (
     Unit,
@@ -31,39 +32,20 @@ from fmquality.language.alignment import (
     significant_numbers,
     subject_tokens,
 )
-from fmquality.claims.reading import (
-    COMPATIBLE_STOCK,
-    Reading,
-    conversation_topic,
-    item_prices,
-    policy_numbers,
-    price_claims,
-    shopper_numbers,
-    stock_claims,
-)
-from fmquality.domain.case import CatalogItem, TestCase
+from fmquality.language.stock import COMPATIBLE_STOCK
+from fmquality.claims.reading import Reading
+from fmquality.claims.policy import conversation_topic, policy_numbers, shopper_numbers
+from fmquality.claims.commerce import item_prices, price_claims, stock_claims
+from fmquality.domain.case import TestCase
+from fmquality.scoring.signal import Abstain, Signal, SignalFn
 from fmquality.language.text import normalize
-from fmquality.language.text import extract_quantities, find_dates, same_price
+from fmquality.language.numbers import extract_quantities, find_dates, same_price
+
+if TYPE_CHECKING:
+    from fmquality.config.rubric import Rubric
 
 PROSE_WEIGHT = 0.35
 UNSUPPORTED_FACTOR = 0.5
-
-
-@dataclass(frozen=True)
-class Signal:
-    """A sub-score read from the text, with what it was read from. ``finding`` marks a reading that
-    rests on one specific, named defect (plain speech to a shopper, an impolite formula, a sales pitch
-    nobody asked for): it is graded as a verdict, at its level, and may fail an item at the lowest
-    one. Any other reading is heuristic: it counts through the composite with the weight its
-    measured agreement with people earns (``agreement.yaml``), and never fails an item alone."""
-
-    score: float
-    evidence: list[str]
-    finding: bool = False
-
-
-class Abstain(Exception):
-    """No evidence to grade this sub-score with; the message says why."""
 
 
 def _evidence_numbers(case: TestCase) -> tuple[set[float], list]:
@@ -83,7 +65,7 @@ def _evidence_numbers(case: TestCase) -> tuple[set[float], list]:
 def unsupported_specifics(claim: Unit, values: set[float], dates: list) -> list[str]:
     out = []
     written = {v for k, v in claim.numbers if k == "as written"}
-    for kind, value in significant_numbers(claim):
+    for kind, value in sorted(significant_numbers(claim)):  # sorted: the same evidence on every run
         if value not in values and not written & values:
             out.append(f"{value:g} ({kind})")
     for date in claim.dates:
@@ -207,3 +189,18 @@ def policy_numbers_grounded(case: TestCase, text: str) -> Signal:
     supported = [c for c in claims if c.low in values or c.high in values]
     return Signal(len(supported) / len(claims),
                   [f"{c.text} ({c.topic}): {'in' if c in supported else 'not in'} the evidence" for c in claims])
+
+
+def no_hallucination_signal(case: TestCase, rubric: "Rubric", hints: Sequence[str]) -> Signal:
+    """A decisive hint of the checks (``DECISIVE_HINTS``), else the grounding of the answer."""
+    return from_hints(hints) or grounding(case, case.response or "")
+
+
+# The offline judge's reading of each sub-score the checks may leave open (attribute_accuracy: none).
+SIGNALS: dict[str, SignalFn] = {
+    "fact_coverage": lambda case, rubric, hints: fact_coverage(case, case.response or ""),
+    "no_hallucination": no_hallucination_signal,
+    "price_accuracy": lambda case, rubric, hints: loose_prices(case),
+    "availability_accuracy": lambda case, rubric, hints: loose_statuses(case),
+    "policy_accuracy": lambda case, rubric, hints: policy_numbers_grounded(case, case.response or ""),
+}

@@ -20,15 +20,16 @@ from fmquality.scoring.plan import CheckReport, response_text
 from fmquality.domain.case import CatalogItem, TestCase
 from fmquality.domain.scores import HardFailure
 from fmquality.config.rubric import Rubric
+from fmquality.language.stock import availability_mentions
+from fmquality.language.numbers import extract_prices
 from fmquality.language.text import (
-    availability_mentions,
-    extract_prices,
     has_japanese,
     is_list_line,
     japanese_share,
     normalize,
     romaji_key,
     romanize,
+    script_of,
     word_count,
 )
 
@@ -61,7 +62,7 @@ def is_card_line(line: str) -> bool:
 
 def product_card_score(case: TestCase, rubric: Rubric, reading: Reading) -> tuple[float, list[str]] | None:
     """Each product a recommendation names, shown as a card with the rubric's fields."""
-    if not rubric.style.product_card_scope.applies(case.intent, case.locale, reading.text) or len(reading.products) < 2:
+    if not rubric.style.product_card_scope.applies(case.intent, case.locale, script_of(reading.text)) or len(reading.products) < 2:
         return None
     index = index_for(case.catalog)
     lines = reading.text.splitlines()
@@ -113,7 +114,7 @@ def _english_keys(item: CatalogItem) -> set[str]:
 def japanese_title_score(case: TestCase, rubric: Rubric, reading: Reading) -> tuple[float, list[str]] | None:
     """Each catalog title the answer gives in Japanese must also be given in romaji and in English."""
     if rubric.style.japanese_title_format != "original_romaji_english" \
-            or not rubric.style.japanese_title_scope.applies(case.intent, case.locale, reading.text):
+            or not rubric.style.japanese_title_scope.applies(case.intent, case.locale, script_of(reading.text)):
         return None
     text_key = key_of(reading.text)
     text_romaji = romaji_key(reading.text)

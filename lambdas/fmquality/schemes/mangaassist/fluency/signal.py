@@ -28,20 +28,13 @@ import math
 import re
 from collections import Counter
 
-from fmquality.language.alignment import stem as _stem
+from fmquality.language.vocabulary import stem as _stem
 from fmquality.language.alignment import unit_of
 from fmquality.language import japanese
-from fmquality.schemes.mangaassist.factual_accuracy.signal import Abstain, Signal
 from fmquality.domain.case import TestCase
+from fmquality.scoring.signal import Abstain, Signal, SignalFn
 from fmquality.config.rubric import Rubric
-from fmquality.language.text import (
-    extract_quantities,
-    has_japanese,
-    is_list_line,
-    japanese_share,
-    normalize,
-    split_sentences,
-)
+from fmquality.language.text import has_japanese, is_list_line, japanese_share, normalize, split_sentences
 
 ERROR_WEIGHT = 0.4
 
@@ -163,8 +156,9 @@ def _repeated_phrases(sentences: list[str]) -> list[str]:
         norm = normalize(sentence)
         words = re.findall(r"[a-z0-9]+", norm)
         chars = re.findall(r"[\u3040-\u30ff\u4e00-\u9fff]", norm)
-        grams.update({tuple(words[i:i + 5]) for i in range(len(words) - 4)})
-        grams.update({tuple(chars[i:i + 12]) for i in range(len(chars) - 11)})
+        # Each n-gram once per sentence, in order of appearance (a set's order would vary between runs).
+        grams.update(dict.fromkeys(tuple(words[i:i + 5]) for i in range(len(words) - 4)).keys())
+        grams.update(dict.fromkeys(tuple(chars[i:i + 12]) for i in range(len(chars) - 11)).keys())
     return [" ".join(g) if g[0].isascii() else "".join(g) for g, n in grams.items() if n > 1]
 
 
@@ -331,3 +325,10 @@ def tone(case: TestCase, rubric: Rubric) -> Signal:
         raise Abstain("no register defect found (impolite or blaming formula, plain speech, misused keigo, an "
                       "apology owed, vagueness)")
     return Signal(max(0.0, 1.0 - sum(c for c, _ in shortfalls)), [why for _, why in shortfalls])
+
+
+# The offline judge's reading of each sub-score the checks may leave open (formatting: none).
+SIGNALS: dict[str, SignalFn] = {
+    "grammar": lambda case, rubric, hints: grammar(case),
+    "tone": lambda case, rubric, hints: tone(case, rubric),
+}

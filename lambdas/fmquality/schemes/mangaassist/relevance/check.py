@@ -17,11 +17,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from fmquality.claims.reading import Reading, is_negated, ordinal_reference, resolve_ordinal
+from fmquality.claims.reading import Reading
+from fmquality.language.negation import is_negated
+from fmquality.claims.ordinals import ordinal_reference, resolve_ordinal
 from fmquality.scoring.plan import CheckReport, response_text
 from fmquality.domain.scores import HardFailure
 from fmquality.domain.case import TestCase
-from fmquality.language.text import find_dates, normalize, phrase_in
+from fmquality.language.numbers import find_dates
+from fmquality.language.text import normalize, phrase_in
 
 if TYPE_CHECKING:
     from fmquality.config.rubric import Rubric

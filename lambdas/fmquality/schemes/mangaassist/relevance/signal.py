@@ -17,22 +17,19 @@ from __future__ import annotations
 
 import re
 
-from fmquality.language.alignment import concept_tokens, is_claim, read_units
+from fmquality.language.vocabulary import concept_tokens
+from fmquality.language.alignment import is_claim, read_units
 from fmquality.language.catalog_index import index_for
-from fmquality.claims.reading import Reading, is_question, ordinal_reference, stated_order_statuses
+from fmquality.claims.reading import Reading
+from fmquality.language.negation import is_question
+from fmquality.claims.ordinals import ordinal_reference
+from fmquality.claims.orders import stated_order_statuses
 from fmquality.schemes.mangaassist.relevance.check import ANAPHORA
 from fmquality.language import japanese
-from fmquality.schemes.mangaassist.factual_accuracy.signal import Abstain, Signal
 from fmquality.domain.case import CatalogItem, TestCase
-from fmquality.language.text import (
-    ORDINAL_PHRASE,
-    extract_prices,
-    find_dates,
-    has_japanese,
-    japanese_share,
-    normalize,
-    same_price,
-)
+from fmquality.scoring.signal import Abstain, Signal, SignalFn
+from fmquality.language.numbers import ORDINAL_PHRASE, extract_prices, find_dates, same_price
+from fmquality.language.text import has_japanese, japanese_share, normalize
 
 REQUEST_WORDS = frozenset(
     """recommend recommendation suggest suggestion look looking want need help tell know find please give show
@@ -407,3 +404,10 @@ def context_relevance(case: TestCase) -> Signal:
         raise Abstain("no page context or earlier turn to compare with")
     return Signal(sum(v for v, _ in signals) / len(signals), [w for _, w in signals])
 
+
+# The offline judge's reading of each sub-score the checks may leave open.
+SIGNALS: dict[str, SignalFn] = {
+    "intent_relevance": lambda case, rubric, hints: intent_relevance(case),
+    "product_relevance": lambda case, rubric, hints: product_relevance(case),
+    "context_relevance": lambda case, rubric, hints: context_relevance(case),
+}

@@ -1,0 +1,318 @@
+"""Claims of commerce: the prices an answer states, with their roles and the products they are
+attributed to, and the stock statuses it states of products; and what can be checked of them.
+
+Claims read: every money amount with its role (``claims.money``) and, for a product's own price
+(unit, list or sale), its product (``price_claims``); every stock status with the product(s) it is
+said of, "both are in stock" of every product named (``stock_claims``). Checked
+(``check_amounts``, ``stock_agrees``):
+
+- a unit or list price against the catalog price of the product it is attributed to;
+- a sale price as arithmetic: the list price (stated, else the catalog's) less the discount stated in
+  its sentence, in the shopper's question or in the knowledge about that product; a discount found
+  and a result that does not follow from it is an arithmetic error;
+- arithmetic the answer writes out ("528円＋770円", "$45 minus 15% is $38.25") as arithmetic;
+- every other amount (a total, a difference, points worth, a remaining amount) is *explained* when
+  one step of arithmetic over the amounts in play gives it (``claims.arithmetic``).
+
+Left to the judge: an amount nothing explains (a hint, never a contradiction), a price with no
+product to compare with (``loose``), a status said under a condition ("it ships when it is back in
+stock"). Thresholds and fees are policy numbers (``claims.policy``), not checked here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fmquality.claims.arithmetic import AmountsInPlay, close, discounted, written_arithmetic
+from fmquality.claims.money import DISCOUNT_CONTEXT, discount_follows, role_of, table_roles
+from fmquality.claims.reading import COLLECTIVE, Reading
+from fmquality.domain.case import CatalogItem, TestCase
+from fmquality.language.catalog_index import distinct_words, index_for, word_position
+from fmquality.language.negation import condition_in
+from fmquality.language.numbers import Price, extract_prices, extract_quantities, same_price
+from fmquality.language.stock import COMPATIBLE_STOCK, availability_mentions
+from fmquality.language.text import normalize, strip_markup
+
+# --------------------------------------------------------------------------------------------------
+# Prices and stock statuses of products
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PriceClaim:
+    """A money amount of the answer with its role (``money.ROLES``) and, for a product's own price
+    (unit, list or sale), the products it is attributed to (same currency; may be empty)."""
+
+    price: Price
+    items: tuple[CatalogItem, ...]
+    role: str
+
+    @property
+    def product_price(self) -> bool:
+        """A product's own price: the catalog's, or a sale price of it."""
+        return self.role in ("unit", "list", "sale")
+
+
+def shopper_amounts(case: TestCase) -> set[tuple[str, float]]:
+    """(currency, amount) of every amount in the shopper's own turns."""
+    texts = [case.query, *(m.content for m in case.conversation_history if m.role == "user")]
+    return {(p.currency, round(p.amount, 2)) for t in texts for p in extract_prices(t)}
+
+
+def price_claims(reading: Reading) -> list[PriceClaim]:
+    """Every amount of the answer with its role; a product's price is attributed to its product. A
+    price in a sentence about a discount that is not the catalog's is read as the sale price."""
+    out: list[PriceClaim] = []
+    shoppers = shopper_amounts(reading.case)
+    prices = extract_prices(reading.text)
+    # The terms of a sum the answer writes out ("1,298円（528円＋770円）") are its operands, checked
+    # as arithmetic, not prices of the product the sentence is about.
+    terms = {p.start for a in written_arithmetic(reading.norm, prices) for p in prices
+             if a.start <= p.start < a.end and p.start != a.result.start}
+    laid_out = table_roles(reading.norm)
+    for price in prices:
+        if price.start in terms:
+            out.append(PriceClaim(price, (), "term"))
+            continue
+        role = laid_out.get(price.start) or role_of(reading.norm, price, shoppers)
+        items: tuple[CatalogItem, ...] = ()
+        if role in ("unit", "list", "sale"):
+            if not reading.in_play:
+                role = "unknown" if role == "unit" else role  # no product to be the price of
+            else:
+                attached = reading.attach(price.start)
+                items = tuple(i for i in attached if i.currency == price.currency)
+                if attached and not items:
+                    continue  # a product's price in a currency it is not sold in: we do not convert
+        if role == "unit" and not any(same_price(price.amount, p, price.currency, price.approx)
+                                      for i in items for p in item_prices(i)) \
+                and DISCOUNT_CONTEXT.search(reading.sentence(reading.sentence_of(price.start))):
+            role = "sale"
+        out.append(PriceClaim(price, items, role))
+    return out
+
+
+@dataclass(frozen=True)
+class StockClaim:
+    status: str
+    position: int
+    items: tuple[CatalogItem, ...]
+    collective: bool = False  # "both are in stock": said of every item, not of one of them
+
+
+def stock_claims(reading: Reading) -> list[StockClaim]:
+    """Stock statuses stated of products; without products in play ("pre-orders are charged when
+    they ship") a status word describes a kind of order, not a product's stock. A status said of
+    "both" or "all" is said of every listing its sentence names, by title or by the words that tell
+    one listing apart ("Vol. 11 and Vol. 12 are in stock")."""
+    if not reading.in_play:
+        return []
+    out = []
+    listed = reading.items(reading.in_play)
+    apart = distinct_words(listed) if len(listed) > 1 else {}
+    for status, pos in availability_mentions(reading.text):
+        index = reading.sentence_of(pos)
+        sentence = reading.sentence(index)
+        if condition_in(reading.norm[max(reading.spans[index][0], pos - 25):pos]):
+            continue  # "it ships when it is back in stock": a condition, not the item's status
+        if COLLECTIVE.search(sentence):
+            # In order of mention, then of listing: the same claim (and evidence) on every run.
+            named = list(dict.fromkeys([a for m in reading.mentions_in(index) for a in m.asins] + [
+                i.asin for i in listed if any(word_position(w, sentence) is not None for w in apart.get(i.asin, ()))]))
+            if len(named) >= 2:
+                out.append(StockClaim(status, pos, tuple(reading.items(tuple(named))), collective=True))
+                continue
+        out.append(StockClaim(status, pos, tuple(reading.attach_one_market(pos))))
+    return out
+
+
+def stock_agrees(claim: StockClaim) -> bool:
+    agrees = [i.availability == claim.status or (claim.status, i.availability) in COMPATIBLE_STOCK for i in claim.items]
+    return all(agrees) if claim.collective else any(agrees)
+
+
+def item_prices(item: CatalogItem) -> list[float]:
+    """The catalog price plus any other price field the snapshot carries (sale_price, list_price)."""
+    extra = [v for k, v in (item.model_extra or {}).items() if "price" in k and isinstance(v, (int, float))]
+    return [item.price, *extra]
+
+
+# --------------------------------------------------------------------------------------------------
+# Checking the amounts of an answer
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Amount:
+    price: Price
+    role: str
+    items: tuple[CatalogItem, ...]  # the products a unit, list or sale price is attributed to
+
+
+@dataclass
+class AmountReport:
+    """What the checks found about the answer's amounts."""
+
+    agree: list[str] = field(default_factory=list)  # product prices that match the catalog
+    contradict: list[tuple[Amount, str]] = field(default_factory=list)  # a product price the catalog contradicts
+    arithmetic_errors: list[str] = field(default_factory=list)  # a sale price or written sum that does not follow
+    explained: list[str] = field(default_factory=list)  # derived amounts one step of arithmetic gives
+    unexplained: list[tuple[Amount, str]] = field(default_factory=list)  # amounts nothing explains: hints for the judge
+    loose: list[str] = field(default_factory=list)  # product prices with no product to compare with
+    amounts: list[Amount] = field(default_factory=list)
+
+    @property
+    def product_prices(self) -> list[Amount]:
+        return [a for a in self.amounts if a.role in ("unit", "list", "sale")]
+
+
+def amounts_in_play(case: TestCase, reading: Reading) -> AmountsInPlay:
+    """Every amount and number an answer's arithmetic may start from (see ``AmountsInPlay``)."""
+    pool = AmountsInPlay()
+    for item in reading.items(reading.in_play):
+        for key, value in item.model_dump(exclude_none=True).items():
+            if "price" in key:
+                pool.add_value(value, item.currency)
+    for text in (*case.retrieved_chunks, case.query, *(m.content for m in case.conversation_history)):
+        pool.add_text(text)
+    currency = "JPY" if case.is_japanese else "USD"
+    pool.add_structure(case.page_context.model_dump(exclude_none=True), currency)
+    return pool
+
+
+def _percents_for(case: TestCase, reading: Reading, price: Price,
+                  items: tuple[CatalogItem, ...]) -> tuple[set[float], set[float]]:
+    """Discounts (percent, amount) that apply to a price: stated in its sentence or line, in the
+    shopper's question, or in the knowledge about its product (any knowledge when it names no product)."""
+    start, end = reading.spans[reading.sentence_of(price.start)]
+    line_start = reading.norm.rfind("\n", 0, price.start) + 1
+    line_end = reading.norm.find("\n", price.end)
+    local = reading.norm[min(start, line_start):max(end, line_end if line_end != -1 else len(reading.norm))]
+    texts = [local, case.query]
+    asins = {i.asin for i in items}
+    index = index_for(case.catalog) if case.catalog else None
+    for chunk in case.retrieved_chunks:
+        named = set(index.named(chunk)) if index is not None else set()
+        if not named or named & asins:
+            texts.append(chunk)
+    percents: set[float] = set()
+    amounts: set[float] = set()
+    for text in texts:
+        norm = normalize(text)
+        for q in extract_quantities(text):
+            if q.unit == "percent":
+                percents.add(q.value)
+            elif q.unit == price.currency.lower() and discount_follows(strip_markup(norm[q.end:q.end + 12])):
+                amounts.add(q.value)
+    return percents, amounts
+
+
+def check_amounts(case: TestCase, reading: Reading, claims: list[PriceClaim]) -> AmountReport:
+    """Check what can be checked of the answer's amounts (``claims``: each with its role and products;
+    see the module docstring)."""
+    report = AmountReport()
+    pool = amounts_in_play(case, reading)
+    knowledge_amounts = {q.value for chunk in case.retrieved_chunks for q in extract_quantities(chunk)}
+    written = written_arithmetic(reading.norm, [c.price for c in claims])
+    for arithmetic in written:
+        if arithmetic.correct:
+            report.explained.append(f"{arithmetic.result.text} = {arithmetic.expression}")
+        else:
+            report.arithmetic_errors.append(f"{arithmetic.expression} makes {arithmetic.expected:,.2f}, "
+                                            f"the answer says {arithmetic.result.text}")
+    results = {a.result.start for a in written}
+    derived: list[PriceClaim] = []  # amounts to explain by arithmetic, once the product prices are read
+    for claim in claims:
+        report.amounts.append(Amount(claim.price, claim.role, claim.items))
+        if claim.price.start in results or claim.role in ("threshold", "fee", "budget", "shopper", "term"):
+            continue  # written arithmetic is checked above; policy numbers and the shopper's own are read elsewhere
+        if claim.role in ("unit", "list"):
+            if _check_catalog_price(claim, report, pool, knowledge_amounts):
+                derived.append(claim)
+            continue
+        if claim.role in ("sale", "total"):
+            verdict = _discount_arithmetic(case, reading, claim, claims, pool)
+            if verdict is not None:
+                (report.agree if verdict[0] else report.arithmetic_errors).append(verdict[1])
+                continue
+        derived.append(claim)
+    # A derived amount is explained by one step from the amounts in play, or from the answer's own
+    # amounts that are themselves the evidence's or explained (a total from an explained subtotal),
+    # never from one another in a circle.
+    grounded = pool.with_amounts(c.price for c in claims if c.role in ("unit", "list", "fee", "threshold", "shopper", "term")
+                                 or c.price.start in results)
+    _explain(derived, grounded, report)
+    return report
+
+
+def _check_catalog_price(claim: PriceClaim, report: AmountReport, pool: AmountsInPlay,
+                         knowledge_amounts: set[float]) -> bool:
+    """A unit or list price against its product's catalog price, into ``report``; True when it is
+    left to explain as a total the words did not mark ("¥1,056" beside a ¥528 volume: two copies)."""
+    price, items = claim.price, claim.items
+    if not items:
+        report.loose.append(price.text)
+    elif any(close(p, price.amount, price.currency) or (price.approx and abs(p - price.amount) <= 0.1 * p)
+             for i in items for p in item_prices(i)):
+        report.agree.append(f"{price.text} = catalog price of {items[0].title}")
+    elif price.amount in knowledge_amounts:
+        report.agree.append(f"{price.text} for {items[0].title} is the retrieved knowledge's (a promotion)")
+    elif pool.explains_as_total(price.amount, price.currency) is not None:
+        return True
+    else:
+        shown = ", ".join(f"{i.title}: {i.price:g} {i.currency}" for i in items)
+        report.contradict.append((Amount(price, claim.role, items), f"{price.text} stated, catalog says {shown}"))
+    return False
+
+
+def _explain(derived: list[PriceClaim], grounded: AmountsInPlay, report: AmountReport) -> None:
+    """Derived amounts explained by one step from ``grounded``, each explained one grounding the next;
+    the rest unexplained (a sale price with no product: loose)."""
+    open_claims = list(derived)
+    progress = True
+    while open_claims and progress:
+        progress = False
+        for claim in list(open_claims):
+            how = grounded.explains(claim.price.amount, claim.price.currency)
+            if how:
+                report.explained.append(f"{claim.price.text} ({claim.role}) = {how}")
+                grounded = grounded.with_amounts([claim.price])
+                open_claims.remove(claim)
+                progress = True
+    for claim in open_claims:
+        if claim.role == "sale" and not claim.items:
+            report.loose.append(claim.price.text)
+        else:
+            report.unexplained.append((Amount(claim.price, claim.role, claim.items),
+                                       f"{claim.price.text} ({claim.role}): no sum, difference or discount of the "
+                                       "amounts in play gives it"))
+
+
+def _discount_arithmetic(case: TestCase, reading: Reading, claim: PriceClaim, claims: list[PriceClaim],
+                        others: AmountsInPlay) -> tuple[bool, str] | None:
+    """A sale price or a discounted total checked against its base less the discount in play: (True,
+    why) when it follows, (False, why) when base and discount are both known and it does not follow
+    from them or from any other step of arithmetic, None when there is nothing to compute with."""
+    price, items = claim.price, claim.items
+    if claim.role == "sale" and any(close(p, price.amount, price.currency) for i in items for p in item_prices(i)):
+        return True, f"{price.text} = catalog price of {items[0].title}"
+    percents, fixed = _percents_for(case, reading, price, items)
+    line_start = reading.norm.rfind("\n", 0, price.start) + 1
+    sentence_start = reading.spans[reading.sentence_of(price.start)][0]
+    bases = {c.price.amount for c in claims if c.price.currency == price.currency and c.role in ("unit", "list", "total", "shopper")
+             and min(line_start, sentence_start) <= c.price.start < price.start}
+    if claim.role == "sale":
+        bases |= {p for i in items for p in item_prices(i)}
+    expected = {v for b in bases for pct in percents for v in discounted(b, pct, price.currency)}
+    expected |= {b - d for b in bases for d in fixed}
+    if any(close(v, price.amount, price.currency) for v in expected):
+        return True, f"{price.text} follows from the discount stated for it"
+    # An error only when the arithmetic was read completely: one base and one discount in play.
+    if len(bases) != 1 or len(percents) + len(fixed) != 1 \
+            or DISCOUNT_CONTEXT.search(reading.sentence(reading.sentence_of(price.start))) is None:
+        return None
+    if others.explains(price.amount, price.currency):
+        return None
+    shown = [f"{b:,g} less {pct:g}%" for b in sorted(bases) for pct in sorted(percents)]
+    shown += [f"{b:,g} less {d:,g}" for b in sorted(bases) for d in sorted(fixed)]
+    return False, f"{price.text} does not follow from {', '.join(shown)}"

@@ -1,0 +1,182 @@
+"""The direct engine: a run scored in this process (`fmquality run --engine direct`, `fmquality
+calibrate`), over the same ``run`` functions as the state machine's handlers: the targets built by
+``run.targets``, every case evaluated by ``run.evaluate``, the report assembled by ``run.aggregate`` and
+its files put by ``run.layout`` into the --out folder (``engines.outputs.FolderStorage``).
+
+Faster than the state machine (no embedded AWS), and the only engine for the combined judge mode and
+scripted verdict files. Target kinds are not checked against a deployment's policy: it runs on the
+operator's machine.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fmquality.domain.report import RunReport
+from fmquality.domain.results import EvaluationResult
+from fmquality.engines.outputs import FolderStorage
+from fmquality.run.aggregate import RunFacts, assemble_report, report_outputs
+from fmquality.run.evaluate import evaluate_cases
+from fmquality.run.layout import write_outputs
+from fmquality.run.prepare import Selection
+from fmquality.run.targets import direct_target
+from fmquality.targets.aws import default_client_factory
+from fmquality.targets.base import Target, TargetSpec
+
+if TYPE_CHECKING:
+    from fmquality.config.rubric import Rubric
+    from fmquality.judges.base import Judge
+
+ENGINE_NAME = "direct"
+# Called once per arm with (arm, number of cases); returns what to call as each result comes in.
+ArmProgress = Callable[[str, int], Callable[[EvaluationResult], None] | None]
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How the cases are judged: the judge, its verdict cache, and how many cases at once."""
+
+    name: str = "offline"
+    model_id: str | None = None
+    script: str | None = None  # scripted judge: JSON file {"test_id/dimension": verdict | error}
+    cache: bool = True
+    cache_dir: str | None = None
+    concurrency: int = 4
+    max_concurrency: int = 64
+    mode: str | None = None  # per_dimension | combined (default: the rubric's judge.mode)
+
+
+def make_judge(options: JudgeOptions, rubric: "Rubric | None" = None) -> "Judge":
+    from fmquality.judges.factory import make_judge as judge_by_name
+
+    judge = judge_by_name(options.name, options.model_id, rubric=rubric)
+    if options.name == "scripted" and options.script:
+        from fmquality.judges.base import JudgeVerdict
+
+        raw = json.loads(Path(options.script).read_text(encoding="utf-8"))
+        for key, entry in raw.items():
+            test_id, dimension = key.rsplit("/", 1)
+            judge.script[(test_id, dimension)] = entry if isinstance(entry, str) else JudgeVerdict.model_validate(entry)
+    # The verdict cache: on by default for Bedrock (calls cost money and quota); the offline judge is
+    # free, so caching it is pointless unless a cache folder is asked for explicitly.
+    if options.cache and (options.name == "bedrock" or options.cache_dir):
+        from fmquality.judges.cache import CachingJudge, LocalVerdictStore
+
+        judge = CachingJudge(judge, LocalVerdictStore(options.cache_dir))
+    return judge
+
+
+def evaluate(cases: list[Any], rubric: "Rubric", judge: "Judge", run_id: str, options: JudgeOptions,
+             on_result: Callable[[EvaluationResult], None] | None = None, target: Target | None = None,
+             arm: str = "candidate") -> list[EvaluationResult]:
+    """Every case of one arm scored in-process (answered by ``target`` first, when there is one)."""
+    return evaluate_cases(cases, rubric, judge, run_id=run_id, concurrency=max(1, options.concurrency),
+                          max_concurrency=max(1, options.max_concurrency), mode=options.mode, on_result=on_result,
+                          target=target, arm=arm)
+
+
+def parse_target_option(value: str | None, option: str) -> TargetSpec | None:
+    """A --target/--control value as a TargetSpec (None when absent); a value starting with "{" is the
+    JSON object form. ValueError names the option."""
+    if value is None:
+        return None
+    try:
+        raw = json.loads(value) if value.lstrip().startswith("{") else value
+        return TargetSpec.parse(raw)
+    except ValueError as exc:  # json and pydantic errors are ValueErrors
+        raise ValueError(f"{option} {value!r}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class ArmTarget:
+    """The target answering an arm, and the spec as the operator gave it (``ssm:`` before resolving)."""
+
+    target: Target
+    requested: TargetSpec
+
+
+def build_targets(values: dict[str, tuple[str | None, str]], rubric: "Rubric") -> dict[str, ArmTarget]:
+    """The arms' targets from ``arm -> (option value, option name)``, ``ssm:`` resolved once for the run;
+    an arm without a value has none (the candidate then scores the recorded responses). ValueError on a
+    bad spec; a missing module or an unreachable service propagates (the run could not be done)."""
+    built: dict[str, ArmTarget] = {}
+    client = None
+    for arm, (value, option) in values.items():
+        spec = parse_target_option(value, option)
+        if spec is None:
+            continue
+        client = client or default_client_factory(spec.timeout_s)
+        try:
+            built[arm] = ArmTarget(direct_target(spec, rubric, client), spec)
+        except (ValueError, FileNotFoundError) as exc:
+            raise ValueError(f"{option}: {exc}") from exc
+        except ImportError as exc:
+            raise ImportError(f"{option}: {exc}") from exc
+    return built
+
+
+def target_record(arm: ArmTarget | None) -> dict[str, Any] | None:
+    """What report.json says answered: the spec's options (never a header value), id and version (read
+    after the run: an endpoint's version is known once it has answered), and the ``ssm:`` parameter."""
+    if arm is None:
+        return None
+    record = arm.target.spec.describe() | {"id": arm.target.id, "version": arm.target.version}
+    if arm.requested.kind == "ssm":
+        record["resolved_from"] = arm.requested.spec_string()
+    return record
+
+
+@dataclass(frozen=True)
+class DirectRun:
+    """One run's inputs as the command line gave them, the dataset already read and its subset chosen."""
+
+    run_id: str
+    dataset: str
+    catalog: str | None
+    trigger: str
+    selection: Selection
+    rejected_lines: int
+    baseline: RunReport | None
+    targets: dict[str, ArmTarget]
+
+
+@dataclass(frozen=True)
+class DirectOutcome:
+    report: RunReport
+    results_by_arm: dict[str, list[EvaluationResult]]
+    seconds: float
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def run_direct(run: DirectRun, rubric: "Rubric", judge: "Judge", options: JudgeOptions, out: Path,
+               progress: ArmProgress | None = None) -> DirectOutcome:
+    """Evaluate the candidate, then the control on the same cases (each arm generates and scores), then
+    write the report files into ``out``."""
+    started, t0 = _now(), time.perf_counter()
+    arms = ["candidate"] + (["control"] if "control" in run.targets else [])
+    by_arm: dict[str, list[EvaluationResult]] = {}
+    for arm in arms:
+        on_result = progress(arm, len(run.selection.cases)) if progress else None
+        arm_target = run.targets.get(arm)
+        by_arm[arm] = evaluate(run.selection.cases, rubric, judge, run.run_id, options, on_result=on_result,
+                               target=arm_target.target if arm_target else None, arm=arm)
+    seconds = time.perf_counter() - t0
+    facts = RunFacts(
+        run_id=run.run_id, dataset=run.dataset, trigger=run.trigger, judge=options.name, engine=ENGINE_NAME,
+        started_at=started, finished_at=_now(), rejected_lines=run.rejected_lines, catalog=run.catalog,
+        filter_line=run.selection.filter_line, distribution=run.selection.distribution,
+        judge_model_id=judge.model_id if options.name == "bedrock" else None)
+    report = assemble_report(by_arm, rubric, facts, baseline=run.baseline,
+                             target=target_record(run.targets.get("candidate")),
+                             control_target=target_record(run.targets.get("control")))
+    write_outputs(FolderStorage(out), "", report_outputs(report, by_arm, rubric))
+    return DirectOutcome(report, by_arm, seconds)

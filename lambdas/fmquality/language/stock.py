@@ -1,0 +1,57 @@
+"""Stock statuses as a store writes them: the phrases of each status (English and Japanese), the
+statuses a text states, and which stated status agrees with which catalog status.
+
+Read by the stock claims (``claims.commerce``), the coverage of an expected fact
+(``alignment.match_fact``) and product-card formatting. A new stock phrase goes into
+``AVAILABILITY_PHRASES``; how a negation around it is read is ``language.negation``'s.
+"""
+
+from __future__ import annotations
+
+from fmquality.language.negation import negated_after, negated_before
+from fmquality.language.text import normalize
+
+# Stock-status vocabulary of an online store, English and Japanese.
+AVAILABILITY_PHRASES: dict[str, tuple[str, ...]] = {
+    "in_stock": ("in stock", "available now", "available to order", "ships today", "ready to ship", "ships right away",
+                 "back in stock", "在庫あり", "在庫がある", "在庫がござい", "在庫がありま", "在庫もありま", "すぐに発送",
+                 "すぐにお届け", "即納"),
+    "out_of_stock": ("out of stock", "sold out", "currently unavailable", "unavailable", "not available",
+                     "not in stock", "no stock", "在庫切れ", "品切れ", "売り切れ", "完売", "在庫がありません",
+                     "在庫がない", "在庫はありません", "在庫はない", "入荷待ち"),
+    "preorder": ("pre-order", "preorder", "pre order", "available for pre-order", "not released yet",
+                 "予約受付", "予約注文", "予約販売", "ご予約", "発売前"),
+    "limited": ("limited stock", "only a few left", "few left", "few copies left", "low stock", "almost sold out",
+                "selling fast", "残りわずか", "残り僅か", "在庫僅少", "残り少な", "在庫わずか"),
+}
+_AVAILABILITY_LONGEST_FIRST = sorted(
+    ((p, s) for s, ps in AVAILABILITY_PHRASES.items() for p in ps), key=lambda x: -len(x[0])
+)
+# What a negated status says ("isn't sold out" is in stock); a negated pre-order says nothing.
+_NEGATION_FLIP = {"in_stock": "out_of_stock", "out_of_stock": "in_stock", "limited": "out_of_stock"}
+
+# Stated vs catalog statuses that are not a contradiction ("only a few left" of an in-stock item,
+# "not available yet" of a pre-order).
+COMPATIBLE_STOCK = {("limited", "in_stock"), ("in_stock", "limited"), ("out_of_stock", "preorder")}
+
+
+def availability_mentions(text: str) -> list[tuple[str, int]]:
+    """Stock statuses stated in the text, as (status, position in ``normalize(text)``), longest
+    phrase first at a position. A negated status is read as its opposite ("isn't sold out" is in
+    stock, "not in stock" is out of stock); a negated pre-order says nothing."""
+    norm = normalize(text or "")
+    hits: list[tuple[str, int]] = []
+    taken: list[tuple[int, int]] = []
+    for phrase, status in _AVAILABILITY_LONGEST_FIRST:
+        start = norm.find(phrase)
+        while start != -1:
+            end = start + len(phrase)
+            if not any(s <= start < e or s < end <= e for s, e in taken):
+                taken.append((start, end))
+                negated = negated_before(norm[max(0, start - 20):start]) or negated_after(norm[end:end + 8])
+                effective = _NEGATION_FLIP.get(status) if negated and "not" not in phrase and "ません" not in phrase \
+                    and "ない" not in phrase else status
+                if effective:
+                    hits.append((effective, start))
+            start = norm.find(phrase, end)
+    return sorted(hits, key=lambda h: h[1])

@@ -1,0 +1,161 @@
+"""Where a run's files live and what they hold: every key of a run, and the one reader and writer of
+each file Prepare writes (items, rubric, targets, rejected lines) and of the report files.
+
+The data bucket, one prefix per run::
+
+    runs/<run_id>/items.json      JSON array, one {"arm", "case"} per test case and arm (the Map's ItemReader)
+    runs/<run_id>/targets.json    {"candidate": TargetSpec, "control": TargetSpec | null, "resolved_from": {...}}
+    runs/<run_id>/rejected.jsonl  one LineError per bad dataset line
+    runs/<run_id>/rubric.json     the resolved rubric (Rubric.model_dump)
+    runs/<run_id>/results.jsonl   one EvaluationResult per line (the candidate arm)
+    runs/<run_id>/control_results.jsonl   the same for the control arm of a paired run
+    runs/<run_id>/report.json     the RunReport
+    runs/<run_id>/report.html     the human-readable report
+    runs/<run_id>/watch.json      the production watch of a sampled run (monitor, drift, agreement)
+    baselines/<dataset_id>/<run_id>/report.json   an approved baseline's report, frozen: written once
+
+The direct engine writes the report files (``RUN_OUTPUTS``) by the same names into its --out folder.
+Storage is injected (``Storage``): ``adapters.s3.BucketStorage`` for a bucket (AWS and the local state
+machine), ``engines.outputs.FolderStorage`` for an --out folder.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from fmquality.config.rubric import Rubric
+from fmquality.domain.errors import LineError
+from fmquality.domain.results import ARMS
+from fmquality.targets.base import TargetSpec
+
+ITEMS = "items.json"
+TARGETS = "targets.json"
+REJECTED = "rejected.jsonl"
+RUBRIC = "rubric.json"
+RESULTS = "results.jsonl"
+CONTROL_RESULTS = "control_results.jsonl"
+REPORT_JSON = "report.json"
+REPORT_HTML = "report.html"
+WATCH = "watch.json"
+
+# The files a run leaves for its reader, in the order they are put in place: the report last, so a
+# report present means every file it summarises is there.
+RUN_OUTPUTS = (REJECTED, RESULTS, CONTROL_RESULTS, REPORT_HTML, REPORT_JSON)
+_CONTENT_TYPES = {".json": "application/json", ".jsonl": "application/x-ndjson", ".html": "text/html; charset=utf-8"}
+
+
+class Storage(Protocol):
+    """Whole files by key. ``read_bytes`` raises a LookupError (S3ObjectNotFound) for a missing key."""
+
+    def read_bytes(self, key: str) -> bytes: ...
+
+    def read_text_if_exists(self, key: str) -> str | None: ...
+
+    def write_bytes(self, key: str, body: bytes, content_type: str) -> str: ...
+
+
+def run_prefix(run_id: str) -> str:
+    return f"runs/{run_id}/"
+
+
+def run_key(run_id: str, name: str) -> str:
+    return run_prefix(run_id) + name
+
+
+def baseline_key(dataset_id: str, run_id: str) -> str:
+    return f"baselines/{dataset_id}/{run_id}/{REPORT_JSON}"
+
+
+def content_type(key: str) -> str:
+    suffix = key[key.rfind("."):] if "." in key else ""
+    return _CONTENT_TYPES.get(suffix, "text/plain; charset=utf-8")
+
+
+def write_text(storage: Storage, key: str, text: str) -> str:
+    return storage.write_bytes(key, text.encode("utf-8"), content_type(key))
+
+
+def _write_json(storage: Storage, key: str, data: Any) -> str:
+    return write_text(storage, key, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
+def jsonl(rows: list[Any]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+# items.json -----------------------------------------------------------------------------------------
+
+def write_items(storage: Storage, key: str, items: list[dict[str, Any]]) -> str:
+    return _write_json(storage, key, items)
+
+
+def read_items(storage: Storage, key: str) -> list[tuple[str, dict[str, Any]]]:
+    """(arm, case) per element, in the order Prepare wrote them."""
+    return [(str(item["arm"]), item["case"]) for item in json.loads(storage.read_bytes(key))]
+
+
+# rubric.json ----------------------------------------------------------------------------------------
+
+def write_rubric(storage: Storage, key: str, rubric: Rubric) -> str:
+    return _write_json(storage, key, rubric.model_dump(mode="json"))
+
+
+def read_rubric(storage: Storage, key: str) -> Rubric:
+    return Rubric.model_validate(json.loads(storage.read_bytes(key)))
+
+
+# targets.json ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunTargets:
+    """Each arm's (resolved) spec, and the ``ssm:`` parameter it came from, if any."""
+
+    specs: dict[str, TargetSpec | None]
+    resolved_from: dict[str, str | None]
+
+
+def write_targets(storage: Storage, key: str, targets: RunTargets) -> str:
+    data: dict[str, Any] = {arm: spec.model_dump(mode="json") if spec else None for arm, spec in targets.specs.items()}
+    return _write_json(storage, key, {**data, "resolved_from": targets.resolved_from})
+
+
+def read_targets(storage: Storage, key: str) -> RunTargets:
+    raw = json.loads(storage.read_bytes(key))
+    return RunTargets(
+        specs={arm: TargetSpec.model_validate(raw[arm]) if raw.get(arm) else None for arm in ARMS},
+        resolved_from={arm: (raw.get("resolved_from") or {}).get(arm) for arm in ARMS},
+    )
+
+
+# rejected.jsonl -------------------------------------------------------------------------------------
+
+def rejected_text(errors: list[LineError]) -> str:
+    return jsonl([e.model_dump() for e in errors])
+
+
+def rejected_line_count(errors: list[LineError]) -> int:
+    """Bad lines, each counted once however many of its fields are wrong."""
+    return len({(e.file, e.line) for e in errors})
+
+
+def count_rejected(storage: Storage, key: str) -> int:
+    text = storage.read_text_if_exists(key) or ""
+    return rejected_line_count([LineError.model_validate_json(line) for line in text.splitlines() if line.strip()])
+
+
+# the report files -----------------------------------------------------------------------------------
+
+def write_outputs(storage: Storage, prefix: str, outputs: dict[str, str | None]) -> None:
+    """Put a run's report files (``name -> text``; None: not written) under ``prefix``, report last."""
+    unknown = set(outputs) - set(RUN_OUTPUTS)
+    if unknown:
+        raise ValueError(f"not a run output: {sorted(unknown)}")
+    for name in RUN_OUTPUTS:
+        if outputs.get(name) is not None:
+            write_text(storage, prefix + name, outputs[name])
+
+
+def read_outputs(storage: Storage, prefix: str) -> dict[str, str | None]:
+    return {name: storage.read_text_if_exists(prefix + name) for name in RUN_OUTPUTS}

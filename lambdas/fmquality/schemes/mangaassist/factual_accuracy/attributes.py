@@ -1,0 +1,143 @@
+"""Product attributes (attribute_accuracy): authors and volume counts attributed to a product, against
+the catalog, in English ("by ...", "X's Title", "the author is ...", "complete in 14 volumes") and
+Japanese (作者は…, 全14巻). A contradiction is a hard failure."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from fmquality.claims.reading import Reading
+from fmquality.domain.case import CatalogItem
+from fmquality.domain.scores import HardFailure
+from fmquality.language.text import has_japanese, loose_key, normalize, romanize
+from fmquality.schemes.mangaassist.factual_accuracy import DIMENSION
+from fmquality.scoring.plan import CheckReport
+
+
+_BY_NAME = re.compile(r"(?<!published )(?<!translated )(?<!illustrated )(?<!sold )(?<!shipped )(?<!fulfilled )"
+                      r"(?<!recommended )(?<!distributed )(?<!imprint )(?<!made )(?<!stocked )"
+                      r"\bby\s+(?:the\s+(?:legendary|great|late|acclaimed)\s+)?([A-Z][\w.'-]+(?:\s+[A-Z][\w.'-]+){0,3})")
+_NOT_A_NAME = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|tomorrow|"
+                         r"today|tonight|noon|midnight|the end|end of|next|this|then|email|phone|mail)", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"\b([A-Z][\w.-]+(?:\s+[A-Z][\w.-]+){0,2})'s\s+")
+_AUTHOR_IS = re.compile(r"\b(?:author|mangaka|creator|writer)\s+(?:is|was)\s+([A-Z][\w.'-]+(?:\s+[A-Z][\w.'-]+){0,3})")
+# How long a series is, said as such: "complete in 14 volumes", "45 volumes in all", 全14巻, 14巻で完結
+# ("these 2 volumes", 「2巻まで」 are counts of something else).
+_VOLUME_COUNT = re.compile(
+    r"(?:complete(?:d)? (?:in|at|with)|(?:runs|ran|spans|spanned|totals?|has|had|wrapped up (?:at|in)|ended (?:at|in)|"
+    r"finished (?:at|in)|concluded (?:at|in)|is|was)(?: a)?)\s+(\d+)(?:-| )volumes?\b"
+    r"|(\d+) volumes? (?:in total|total|in all|long)\b|(\d+)-volume (?:series|run)\b|series of (\d+) volumes\b"
+    r"|全\s*(\d+)\s*巻|(\d+)\s*巻(?:で)?完結")
+# Edition words: a sentence about another edition than the listing's ("the 完全版 has 18 volumes").
+_EDITION_WORDS = re.compile(r"完全版|新装版|愛蔵版|大型版|特装版|フルカラー|文庫版|ワイド版|\b(?:deluxe|perfect|omnibus|box set|collector'?s|"
+                            r"3-in-1|vizbig|fullmetal edition|master edition|hardcover edition|special edition)\b")
+
+
+# "作者は伊藤潤二（Junji Ito）先生です": a Japanese name, with its romanization when given.
+_AUTHOR_JA = re.compile(r"(?:作者|著者|原作者|作画|漫画家)(?:は|:)\s*([^\s、。,(（)）]{2,15}?)\s*(?:[(（]([A-Za-z][A-Za-z .'-]{2,40})[)）])?"
+                        r"\s*(?:先生|さん|氏)?(?:です|でございます|となります|。)")
+# An answer to "who wrote it?" that opens with the name: "That's **Rumiko Takahashi**!".
+_WHO_WROTE = re.compile(r"\bwho (?:wrote|writes|drew|draws|created|made|is the (?:author|mangaka|artist))\b|\bauthor of\b"
+                        r"|作者は(?:誰|どなた)|誰が(?:書|描)")
+_OPENING_NAME = re.compile(r"^\W*(?:(?i:that'?s|it'?s|it was|that would be|the author is|written by|by)\s+)?\**"
+                           r"([A-Z][a-z]+(?:\s+[A-Z][a-z]+){1,2})\**")
+
+
+def _named_authors(reading: Reading, nfkc: str) -> list[tuple[str, list[CatalogItem]]]:
+    """Names the answer gives as a product's author in the ways the by/is patterns do not read: in
+    Japanese (作者は…), and as the opening words of an answer to "who wrote it?"."""
+    found = []
+    for match in _AUTHOR_JA.finditer(nfkc):
+        claimed = match.group(2) or match.group(1)
+        found.append((claimed, reading.attach_one_market(match.start())))
+    if _WHO_WROTE.search(normalize(reading.case.query)) and reading.spans:
+        first = nfkc[reading.spans[0][0]:reading.spans[0][1]]
+        opening = _OPENING_NAME.match(first.strip())
+        asked = reading.focus or (reading.products[0] if len(reading.products) == 1 else None)
+        if opening and asked:
+            found.append((opening.group(1), reading.items([asked])))
+    return found
+
+
+def _author_names(item: CatalogItem) -> list[str]:
+    names = [item.author or "", *(str(v) for k, v in (item.model_extra or {}).items() if k.startswith("author") and v)]
+    return [n for n in names if n]
+
+
+def _same_author(claimed: str, item: CatalogItem) -> bool | None:
+    """Whether a name is the item's author; None when they are written in different scripts and the
+    romanization does not settle it (a Japanese name against an English catalog entry)."""
+    if has_japanese(claimed) != any(has_japanese(n) for n in _author_names(item)):
+        roman = {loose_key(w) for w in romanize(claimed).split()} if has_japanese(claimed) else set()
+        known = {loose_key(w) for n in _author_names(item) for w in (romanize(n) if has_japanese(n) else n).split()}
+        return True if roman & known or {loose_key(w) for w in claimed.split()} & known else None
+    claimed_words = {loose_key(w) for w in claimed.split()} - {""}
+    for name in _author_names(item):
+        known = {loose_key(w) for w in name.split()} - {""}
+        if claimed_words & known or loose_key(claimed) in loose_key(name) or loose_key(name) in loose_key(claimed):
+            return True
+    return False
+
+
+def _volume_count(item: CatalogItem) -> int | None:
+    """How many volumes the series has, from a field that says so ("volumes", "series_volumes",
+    "volume_count", "total_volumes"; not "volume", the number of this one)."""
+    for key, value in (item.model_extra or {}).items():
+        if isinstance(value, int) and not isinstance(value, bool) and key != "volume" \
+                and ("volumes" in key or key in ("volume_count", "total_volumes")):
+            return value
+    return None
+
+
+def attribute_accuracy(reading: Reading, report: CheckReport) -> None:
+    nfkc = unicodedata.normalize("NFKC", reading.text)
+    right: list[str] = []
+    wrong: list[str] = []
+    named = _named_authors(reading, nfkc)
+    for index, (start, end) in enumerate(reading.spans):
+        if not reading.mentions_in(index) and not reading.products and not reading.case.page_context.current_asin \
+                and not (index == 0 and named):
+            continue
+        sentence = nfkc[start:end]
+        claims = [(m.group(1), reading.attach_one_market(start + m.start()))
+                  for regex in (_BY_NAME, _AUTHOR_IS) for m in regex.finditer(sentence)]
+        for m in _POSSESSIVE.finditer(sentence):
+            # "Naoki Urasawa's Pluto": the name is about the title right after it.
+            after = next((x for x in reading.mentions if 0 <= x.start - (start + m.end()) <= 2), None)
+            inside = any(x.start <= start + m.start() < x.end for x in reading.mentions)
+            if after is not None and not inside:
+                claims.append((m.group(1), reading.items(after.asins)))
+        if index == 0:
+            claims += named  # read once, with the first sentence
+        for claimed, about in claims:
+            if _NOT_A_NAME.match(claimed):
+                continue  # "arrives by August 20", "by Friday"
+            items = [i for i in about if i.author]
+            if not items or any(loose_key(claimed) in loose_key(t) for i in items for t in (i.title, i.title_romaji or "")):
+                continue  # no author to compare with, or the "name" is the title itself
+            same = [_same_author(claimed, i) for i in items]
+            if any(same):
+                right.append(f"{items[0].title} by {claimed}: matches the catalog")
+            elif None not in same:
+                wrong.append(f"{items[0].title} attributed to {claimed}; the catalog's author is {items[0].author}")
+        plain = re.sub(r"[*_]", "", reading.norm[start:end])  # "complete at **42 volumes**"
+        for match in _VOLUME_COUNT.finditer(plain):
+            stated = int(next(g for g in match.groups() if g))
+            items = [i for i in reading.attach(start) if _volume_count(i) is not None]
+            other_edition = [w for w in _EDITION_WORDS.findall(reading.norm[start:end])
+                             if not any(w in normalize(t) for i in items for t in (i.title, i.title_ja or ""))]
+            if not items or other_edition:
+                continue
+            if any(_volume_count(i) == stated for i in items):
+                right.append(f"{items[0].title}: {stated} volumes matches the catalog")
+            else:
+                wrong.append(f"{items[0].title}: {stated} volumes stated, catalog says {_volume_count(items[0])}")
+    right, wrong = list(dict.fromkeys(right)), list(dict.fromkeys(wrong))
+    if not right and not wrong:
+        report.skip("attribute_accuracy", "no author or volume count attributed to a product")
+        return
+    for detail in wrong:
+        report.hard_failures.append(HardFailure(rule="attribute_contradiction", dimension=DIMENSION,
+                                                sub_score="attribute_accuracy", detail=detail))
+    report.set("attribute_accuracy", len(right) / (len(right) + len(wrong)), *(wrong + right))

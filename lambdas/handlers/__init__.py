@@ -5,11 +5,11 @@ can import a handler inside ``moto.mock_aws``; ``reset_caches`` forgets them all
 
 from __future__ import annotations
 
-import os
 from functools import cache
 from typing import Any
 
 from fmquality.adapters.s3 import BucketStorage, S3Store
+from fmquality.config.environment import function_environment
 from fmquality.config.rubric import Rubric
 from fmquality.run import layout
 
@@ -68,8 +68,9 @@ def judge_for(name: str, model_id: str | None) -> Any:
 
     client = aws_client("bedrock-runtime") if name == "bedrock" else None
     judge = make_judge(name, model_id, boto3_client=client)
-    table_name = os.environ.get("TABLE_NAME")
-    if name == "bedrock" and table_name and os.environ.get("VERDICT_CACHE", "on").lower() != "off":
+    environment = function_environment()
+    table_name = environment.get("TABLE_NAME")
+    if name == "bedrock" and table_name and environment.get("VERDICT_CACHE", "on").lower() != "off":
         from fmquality.adapters.verdicts import DynamoVerdictStore
         from fmquality.judges.cache import CachingJudge
 

@@ -1,13 +1,17 @@
 """Typed environment of the Lambda functions. A missing or invalid variable fails the invocation
-with a validation error that names the variable."""
+with a validation error that names the variable.
+
+Where the variables come from: ``fmquality.config.environment.function_environment``.
+"""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from fmquality.config.environment import function_environment
 
 
 class FunctionEnv(BaseModel):
@@ -40,6 +44,9 @@ class ScorerEnv(FunctionEnv):
 
 class PrepareEnv(FunctionEnv):
     default_max_concurrency: int = Field(alias="DEFAULT_MAX_CONCURRENCY", default=10, ge=1, le=10000)
+    # The Map's default for runs whose judge mode is combined (unset: DEFAULT_MAX_CONCURRENCY).
+    default_combined_max_concurrency: int | None = Field(alias="DEFAULT_COMBINED_MAX_CONCURRENCY", default=None,
+                                                         ge=1, le=10000)
     default_tolerated_failure_percentage: float = Field(
         alias="DEFAULT_TOLERATED_FAILURE_PERCENTAGE", default=5.0, ge=0.0, le=100.0
     )
@@ -49,6 +56,6 @@ EnvT = TypeVar("EnvT", bound=FunctionEnv)
 
 
 def load_env(model: type[EnvT], environ: Mapping[str, str] | None = None) -> EnvT:
-    source = os.environ if environ is None else environ
+    source = function_environment() if environ is None else environ
     # An empty variable means "not set" (CloudFormation cannot omit a variable conditionally).
     return model.model_validate({k: v for k, v in source.items() if v != ""})

@@ -35,13 +35,14 @@ def _replace_handler(monkeypatch, module: str, replacement) -> None:
     """Put ``replacement(event, dimension, real)`` in place of ``handlers.<module>.handler`` for the
     test (the engine looks the handler up on every invocation); ``real(event)`` runs the real one."""
     import importlib
-    import os
+
+    from fmquality.config.environment import function_environment
 
     handlers_module = importlib.import_module(f"handlers.{module}")
     real = handlers_module.handler
-    # The scorers share one handler: DIMENSION, set by the engine from the function's environment, says which.
+    # The scorers share one handler: DIMENSION, in the invoked function's environment, says which.
     monkeypatch.setattr(handlers_module, "handler",
-                        lambda event, context: replacement(event, os.environ.get("DIMENSION"),
+                        lambda event, context: replacement(event, function_environment().get("DIMENSION"),
                                                            lambda e: real(e, FakeContext("real"))))
 
 

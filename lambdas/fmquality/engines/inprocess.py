@@ -1,6 +1,12 @@
 """The Lambda functions of the local engine, run in this process: ``HandlerDispatcher`` is what
 ``moto_hooks.route_lambda_invocations`` calls for each Invoke; it runs the handler the function's
 configuration names, with that function's environment, and times each role for the stage line.
+
+Invocations run at once, on moto's Map and Parallel threads, as Lambda runs them in separate
+environments: each gets its function's variables for the call only
+(``fmquality.config.environment.invocation_environment``), and what it prints (Powertools' log lines,
+CloudWatch Logs' in Lambda) is dropped by ``handler_output_dropped``, which lets every other thread's
+output through. Nothing process-wide changes per call, so there is no lock.
 """
 
 from __future__ import annotations
@@ -8,22 +14,51 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
-import os
+import sys
 import threading
 import time
 import uuid
-import warnings
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
+
+from fmquality.config.environment import invocation_environment
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 FUNCTION_PREFIX = "fmquality-local-"
 
-# Handlers run one at a time: they read their configuration from os.environ, which is process-wide.
-_INVOKE_LOCK = threading.Lock()
+_IN_HANDLER: ContextVar[bool] = ContextVar("in_handler", default=False)
+
+
+class _HandlerOutputFilter(io.TextIOBase):
+    """sys.stdout while the local engine runs: drops what a handler writes, passes everything else."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return len(text) if _IN_HANDLER.get() else self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, encoding, fileno: the real stream's
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def handler_output_dropped() -> Iterator[None]:
+    """For the run: handlers' stdout goes nowhere (in Lambda it is CloudWatch Logs'), the CLI's reaches
+    the terminal."""
+    original = sys.stdout
+    sys.stdout = _HandlerOutputFilter(original)
+    try:
+        yield
+    finally:
+        sys.stdout = original
 
 
 @dataclass
@@ -77,23 +112,22 @@ class HandlerDispatcher:
     def __init__(self, on_event: Callable[[str, Any], None] | None = None) -> None:
         self.on_event = on_event
         self.clock = StageClock()
+        self._clock_lock = threading.Lock()  # the stage clock's counters, updated from many threads
 
     def __call__(self, function_name: str, handler: str, environment: dict[str, str], event: Any) -> Any:
         role = function_name.removeprefix(FUNCTION_PREFIX)
         module_name, _, attr = handler.rpartition(".")
-        with _INVOKE_LOCK:
-            # Values are overwritten, keys never removed mid-run: other threads (moto's engine,
-            # botocore) iterate os.environ, and a key vanishing under them raises KeyError.
-            os.environ.update(environment)
-            start = time.perf_counter()
-            try:
-                # In Lambda, stdout (Powertools' EMF metrics) goes to CloudWatch Logs; locally it is dropped.
-                with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    function = getattr(importlib.import_module(module_name), attr)
-                    result = function(event, FakeContext(function_name))
-            finally:
+        function = getattr(importlib.import_module(module_name), attr)
+        start = time.perf_counter()
+        token = _IN_HANDLER.set(True)
+        try:
+            with invocation_environment(environment):
+                result = function(event, FakeContext(function_name))
+        finally:
+            _IN_HANDLER.reset(token)
+            with self._clock_lock:
                 self.clock.record(role, start, time.perf_counter())
         if self.on_event:
-            self.on_event(role, result)
+            with self._clock_lock:  # progress counts, from many threads
+                self.on_event(role, result)
         return result

@@ -1,7 +1,15 @@
-"""The two places where the local engine reaches into moto's internals. Both are small on purpose.
+"""The places where the local engine reaches into moto's internals. All are small on purpose.
 
 * ``route_lambda_invocations``: moto's docker-less Lambda backend answers every ``Invoke`` with a canned
-  payload; we replace its ``invoke`` so a Step Functions task runs our real handler in-process.
+  payload; we replace its ``invoke`` so an Invoke runs our real handler in-process. A Step Functions
+  task's Invoke takes a shorter way: moto's interpreter builds a new boto3 client for every task and
+  sends the call through botocore and moto's request dispatch (most of the engine's time, and all of
+  it under moto's backend lock); its ``boto_client_for`` is replaced, for Lambda only, by
+  ``_InProcessLambdaClient``, which answers ``invoke`` the way the Lambda API does (a payload stream,
+  ``FunctionError`` on an error) by calling the same dispatch, with the function's configuration read
+  from moto once per function.
+* ``parsed_json_paths_kept``: moto's interpreter parses a state's JSONPath again at every evaluation
+  (building a new parser each time); the parse is a pure function of the path, so it is kept.
 * ``compressed_retry_waits``: moto's Step Functions engine really sleeps for a Retry's interval; tests
   shrink those sleeps so a retried item does not cost seconds.
 
@@ -12,7 +20,9 @@ if an upgrade moves either attribute, instead of the local engine silently retur
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
+import io
 import json
 import time
 import types
@@ -34,6 +44,22 @@ def _simple_backend_class():
     return LambdaSimpleBackend
 
 
+def _lambda_eval_module():
+    try:
+        from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+    except ImportError as exc:  # pragma: no cover
+        raise MotoHookError(f"moto's Step Functions Lambda task module moved: {exc}") from exc
+    return lambda_eval_utils
+
+
+def _json_path_module():
+    try:
+        from moto.stepfunctions.parser.asl.utils import json_path
+    except ImportError as exc:  # pragma: no cover
+        raise MotoHookError(f"moto's Step Functions JSONPath module moved: {exc}") from exc
+    return json_path
+
+
 def _retrier_module():
     try:
         from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
@@ -50,12 +76,46 @@ def check_moto_compatibility() -> None:
                             "update fmquality/engines/moto_hooks.py for this moto version")
     if not hasattr(backend, "get_function"):
         raise MotoHookError("LambdaSimpleBackend.get_function is gone")
+    if not callable(getattr(_lambda_eval_module(), "boto_client_for", None)):
+        raise MotoHookError("moto's Step Functions Lambda tasks no longer build their client with boto_client_for")
+    if not callable(getattr(_json_path_module(), "parse", None)):
+        raise MotoHookError("moto's Step Functions JSONPath module no longer calls parse")
     if getattr(_retrier_module(), "time", None) is not time:
         raise MotoHookError("moto's retrier no longer sleeps through the time module")
 
 
+def _function_error(exc: Exception) -> bytes:
+    return json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)[:4000]}).encode()
+
+
+def _configuration(fn: Any) -> tuple[str, str, dict[str, str]]:
+    """(function name, handler, environment) of a moto Lambda function."""
+    return fn.function_name, fn.handler, dict(getattr(fn, "environment_vars", None) or {})
+
+
+class _InProcessLambdaClient:
+    """What a Step Functions Lambda task calls ``invoke`` on: the dispatch, without botocore and moto's
+    request handling in between."""
+
+    def __init__(self, dispatch: Dispatch, backend_for: Callable[[str], Any]) -> None:
+        self.dispatch, self.backend_for = dispatch, backend_for
+        self.functions: dict[str, tuple[str, str, dict[str, str]]] = {}
+
+    def invoke(self, FunctionName: str, Payload: Any = None, **_ignored: Any) -> dict[str, Any]:  # noqa: N803 - the API's
+        if FunctionName not in self.functions:
+            self.functions[FunctionName] = _configuration(self.backend_for(FunctionName).get_function(FunctionName))
+        name, handler, environment = self.functions[FunctionName]
+        event = json.loads(Payload) if isinstance(Payload, (str, bytes)) and Payload else (Payload or {})
+        response: dict[str, Any] = {"StatusCode": 200, "ExecutedVersion": "$LATEST"}
+        try:
+            body = json.dumps(self.dispatch(name, handler, environment, event)).encode()
+        except Exception as exc:  # noqa: BLE001 - reported to the state machine as the function's error
+            body, response["FunctionError"] = _function_error(exc), "Unhandled"
+        return {**response, "Payload": io.BytesIO(body)}
+
+
 @contextlib.contextmanager
-def route_lambda_invocations(dispatch: Dispatch) -> Iterator[None]:
+def route_lambda_invocations(dispatch: Dispatch, account_id: str, region: str) -> Iterator[None]:
     """While active, every Lambda Invoke in moto runs ``dispatch`` with the function's configuration.
     An exception becomes an unhandled function error whose ``errorType`` is the exception's class name,
     which is what Step Functions matches in Retry and Catch."""
@@ -64,21 +124,43 @@ def route_lambda_invocations(dispatch: Dispatch) -> Iterator[None]:
     original = backend.invoke
 
     def invoke(self, function_name, qualifier, body, headers, response_headers):
-        fn = self.get_function(function_name, qualifier)
-        environment = dict((fn.environment_vars or {}) if hasattr(fn, "environment_vars") else {})
+        name, handler, environment = _configuration(self.get_function(function_name, qualifier))
         event = json.loads(body) if body else {}
         try:
-            result = dispatch(fn.function_name, fn.handler, environment, event)
+            result = dispatch(name, handler, environment, event)
         except Exception as exc:  # noqa: BLE001 - reported to the state machine as the function's error
             response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)[:4000]}).encode()
+            return _function_error(exc)
         return json.dumps(result).encode()
 
-    backend.invoke = invoke
+    from moto.awslambda.utils import get_backend
+
+    tasks = _lambda_eval_module()
+    original_client_for = tasks.boto_client_for
+    lambda_client = _InProcessLambdaClient(dispatch, lambda _arn: get_backend(account_id, region))
+
+    def client_for(region: str, service: str, state_credentials: Any = None) -> Any:
+        if service == "lambda":
+            return lambda_client
+        return original_client_for(region=region, service=service, state_credentials=state_credentials)
+
+    backend.invoke, tasks.boto_client_for = invoke, client_for
     try:
         yield
     finally:
-        backend.invoke = original
+        backend.invoke, tasks.boto_client_for = original, original_client_for
+
+
+@contextlib.contextmanager
+def parsed_json_paths_kept(max_paths: int = 4096) -> Iterator[None]:
+    """While active, each distinct JSONPath is parsed once (the definition has a few dozen)."""
+    module = _json_path_module()
+    original = module.parse
+    module.parse = functools.lru_cache(maxsize=max_paths)(original)
+    try:
+        yield
+    finally:
+        module.parse = original
 
 
 @contextlib.contextmanager

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from fmquality.config.environment import function_environment
 from fmquality.targets.base import TargetSpec
 from fmquality.domain.errors import TargetKindRefused
 
@@ -31,7 +32,7 @@ LOCAL_ENGINE = "stepfunctions-local"
 def allowed_target_kinds(environ: Mapping[str, str] | None = None) -> frozenset[str]:
     """The kinds the environment allows. ValueError names an unknown kind in ``ALLOWED_TARGET_KINDS``
     (a typo must not silently allow nothing, or everything)."""
-    env = os.environ if environ is None else environ
+    env = function_environment() if environ is None else environ
     raw = (env.get(ALLOWED_KINDS_ENV) or "").strip()
     if raw:
         kinds = {k.strip().lower() for k in raw.split(",") if k.strip()}
@@ -42,7 +43,7 @@ def allowed_target_kinds(environ: Mapping[str, str] | None = None) -> frozenset[
         return frozenset(kinds)
     # The local engine runs the handlers in this process, where python: targets are the test doubles.
     # A real Lambda runtime (AWS_EXECUTION_ENV=AWS_Lambda_…) never gets that exemption.
-    in_lambda = (env.get("AWS_EXECUTION_ENV") or "").startswith("AWS_Lambda")
+    in_lambda = (env.get("AWS_EXECUTION_ENV") or os.environ.get("AWS_EXECUTION_ENV") or "").startswith("AWS_Lambda")
     if env.get("ENGINE_NAME") == LOCAL_ENGINE and not in_lambda:
         return DEFAULT_ALLOWED | {"python"}
     return DEFAULT_ALLOWED

@@ -186,8 +186,13 @@ class AlarmConfig(_Strict):
         return rules
 
 
+# fmquality.scoring.case.JUDGE_MODES (infra/ never imports lambdas/; a test holds them equal).
+JUDGE_MODES: tuple[str, ...] = ("per_dimension", "combined")
+
+
 class JudgeQuota(_Strict):
-    """The Bedrock quota the judge runs under, from which the Map's MaxConcurrency is derived."""
+    """The Bedrock quota the judge runs under, from which the Map's MaxConcurrency is derived, once per
+    judge mode (``max_concurrency``): a run's mode sets how many judge calls an item makes."""
 
     # The account's on-demand "requests per minute" quota for the judge model in the region (Service
     # Quotas, Amazon Bedrock). Share it with other users of the model by lowering utilization_target.
@@ -195,11 +200,25 @@ class JudgeQuota(_Strict):
     # Share of the quota the gate aims to use: headroom for latency spread and other callers; the
     # scorers' JudgeThrottled retries absorb the rest.
     utilization_target: float = Field(default=0.8, gt=0.0, le=1.0)
-    # Judge calls per item: 4 at most (one per dimension); report.json's judge_usage.calls_per_case
-    # gives the measured value (the checks settle many sub-scores; the golden set needs 2.96).
+    # Judge calls per item in per_dimension mode: 4 at most (one per dimension); report.json's
+    # judge_usage.calls_per_case gives the measured value (`fmquality estimate`: 3.24 on the golden set).
     calls_per_case: float = Field(default=4.0, gt=0.0, le=4.0)
     # Typical (median) latency of one judge call, in seconds.
     seconds_per_call: float = Field(default=3.0, gt=0.0, le=300.0)
+    # The same two figures in combined mode: at most one call per item (fewer when the checks or the
+    # verdict cache settle it), which asks for every dimension at once, so it may take longer (null:
+    # seconds_per_call; a lower figure only leaves quota unused).
+    combined_calls_per_case: float = Field(default=1.0, gt=0.0, le=1.0)
+    combined_seconds_per_call: float | None = Field(default=None, gt=0.0, le=300.0)
+
+    def max_concurrency(self, judge_mode: str) -> int:
+        """The Map's MaxConcurrency for runs in ``judge_mode`` (``derive_max_concurrency``)."""
+        if judge_mode == "combined":
+            return derive_max_concurrency(self.requests_per_minute, self.combined_calls_per_case,
+                                          self.combined_seconds_per_call or self.seconds_per_call,
+                                          self.utilization_target)
+        return derive_max_concurrency(self.requests_per_minute, self.calls_per_case, self.seconds_per_call,
+                                      self.utilization_target)
 
 
 MAX_CONCURRENCY_LIMIT = 1000  # our bound (the Distributed Map allows 10,000 children at once)
@@ -218,11 +237,12 @@ def derive_max_concurrency(
     Little's law: to sustain ``rpm * utilization_target / 60`` calls per second when each call takes
     ``seconds_per_call``, ``rpm * utilization_target / 60 * seconds_per_call`` calls must be in flight.
     An item runs its four scorers in parallel (the Parallel state), so one item holds
-    ``calls_per_case`` calls in flight for about ``seconds_per_call``. Hence
+    ``calls_per_case`` calls in flight for about ``seconds_per_call`` (in combined mode: one call). Hence
 
         max_concurrency = floor(rpm * utilization_target * seconds_per_call / (60 * calls_per_case))
 
-    clamped to [1, upper]. Example: 600 rpm, 0.8, 3 s per call, 4 calls per item -> 6 items.
+    clamped to [1, upper]. Example: 600 rpm, 0.8, 3 s per call, 4 calls per item -> 6 items; the
+    shipped 250 rpm, 0.8, 3 s: per_dimension (3.2 calls) -> 3 items, combined (1 call) -> 10 items.
     """
     if requests_per_minute <= 0 or calls_per_case <= 0 or seconds_per_call <= 0 or utilization_target <= 0:
         raise ValueError("quota, calls per case, seconds per call and utilization must be positive")
@@ -393,9 +413,12 @@ class FmQualityConfig(_Strict):
     catalog_source: Literal["s3", "table"] = "s3"
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     release_event_source: str = Field(default="mangaassist.release", min_length=1)
-    # The Map's MaxConcurrency. Set it to pin a value (the override); leave it out and set judge_quota
-    # to derive it from the quota (derive_max_concurrency); with neither, 10.
+    # The Map's MaxConcurrency for per_dimension runs. Set it to pin a value (the override, for both
+    # modes unless combined_max_concurrency is set too); leave it out and set judge_quota to derive it
+    # from the quota (derive_max_concurrency); with neither, 10. An execution input's max_concurrency wins.
     max_concurrency: int = Field(default=DEFAULT_MAX_CONCURRENCY, ge=1, le=MAX_CONCURRENCY_LIMIT)
+    # ... for combined runs (one judge call per item); null: derived from judge_quota, else max_concurrency.
+    combined_max_concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY_LIMIT)
     judge_quota: JudgeQuota | None = None
     tolerated_failure_percentage: float = Field(default=5.0, ge=0.0, le=100.0)
     alarms: AlarmConfig = Field(default_factory=AlarmConfig)
@@ -444,26 +467,33 @@ class FmQualityConfig(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _derive_max_concurrency(cls, data: Any) -> Any:
-        """An explicit max_concurrency wins; otherwise a judge_quota derives it."""
-        if not isinstance(data, dict) or data.get("max_concurrency") is not None:
+        """An explicit value wins; otherwise a judge_quota derives one per mode. A pinned max_concurrency
+        without a combined_max_concurrency pins both modes (null means unset, as if left out)."""
+        if not isinstance(data, dict):
             return data
+        pins = ("max_concurrency", "combined_max_concurrency")
+        data = {k: v for k, v in data.items() if not (k in pins and v is None)}
         quota = data.get("judge_quota")
-        if quota is None:
-            return {k: v for k, v in data.items() if k != "max_concurrency"}  # null means the default
         try:
-            quota = quota if isinstance(quota, JudgeQuota) else JudgeQuota.model_validate(quota)
+            quota = quota if quota is None or isinstance(quota, JudgeQuota) else JudgeQuota.model_validate(quota)
         except ValidationError:
             return data  # the field validation reports the bad quota
-        return {**data, "max_concurrency": derive_max_concurrency(
-            quota.requests_per_minute, quota.calls_per_case, quota.seconds_per_call, quota.utilization_target)}
+        if quota is None or "max_concurrency" in data:
+            return data
+        return {"combined_max_concurrency": quota.max_concurrency("combined"), **data,
+                "max_concurrency": quota.max_concurrency("per_dimension")}
 
     @property
     def derived_max_concurrency(self) -> int | None:
-        """What judge_quota alone would give (None without a quota), whatever max_concurrency is."""
-        q = self.judge_quota
-        if q is None:
-            return None
-        return derive_max_concurrency(q.requests_per_minute, q.calls_per_case, q.seconds_per_call, q.utilization_target)
+        """What judge_quota alone would give per_dimension runs (None without a quota), whatever
+        max_concurrency is."""
+        return self.judge_quota.max_concurrency("per_dimension") if self.judge_quota else None
+
+    def max_concurrency_for(self, judge_mode: str) -> int:
+        """The Map's default MaxConcurrency for runs in ``judge_mode`` (Prepare picks the run's)."""
+        if judge_mode == "combined" and self.combined_max_concurrency is not None:
+            return self.combined_max_concurrency
+        return self.max_concurrency
 
     @field_validator("judge_model_id")
     @classmethod

@@ -1,4 +1,5 @@
-"""The evaluation's Lambda functions: Prepare, Generate, one scorer per dimension, Composite, Aggregate.
+"""The evaluation's Lambda functions: Prepare, Generate, one scorer per dimension, ScoreCase (every
+dimension with one combined judge call, for runs whose judge mode is combined), Composite, Aggregate.
 
 One method per function says what it is for and builds it: memory, timeout, its environment and the
 IAM statements of its role, each with a sid saying what it is for. Every function is built by
@@ -76,12 +77,14 @@ class EvaluationFunctions(Construct):
         self.scorers: dict[str, lambda_.Function] = {
             dimension: self._scorer(dimension, judge_statements) for dimension in self.dimensions
         }
+        self.score_case = self._score_case(judge_statements)
         self.composite = self._composite()
         self.aggregate = self._aggregate(event_bus)
         self.by_role: dict[str, lambda_.Function] = {
             "prepare": self.prepare,
             "generate": self.generate,
             **self.scorers,
+            "score_case": self.score_case,
             "composite": self.composite,
             "aggregate": self.aggregate,
         }
@@ -111,7 +114,10 @@ class EvaluationFunctions(Construct):
             memory_mb=1024,
             timeout=Duration.minutes(5),
             environment={
-                "DEFAULT_MAX_CONCURRENCY": str(config.max_concurrency),
+                # The Map's default per judge mode (judge_quota / Little's law, infra.config): Prepare
+                # picks the run's.
+                "DEFAULT_MAX_CONCURRENCY": str(config.max_concurrency_for("per_dimension")),
+                "DEFAULT_COMBINED_MAX_CONCURRENCY": str(config.max_concurrency_for("combined")),
                 "DEFAULT_TOLERATED_FAILURE_PERCENTAGE": str(config.tolerated_failure_percentage),
                 "DEFAULT_TARGET_MAX_CONCURRENCY": str(config.generation.max_concurrency),
                 "PRODUCTION_TARGET_PARAMETER": production_target.parameter_name,
@@ -169,6 +175,28 @@ class EvaluationFunctions(Construct):
             timeout=Duration.minutes(6),
             environment=self._environments[dimension],
             service_suffix=f"score-{dimension.replace('_', '-')}",
+            statements=[
+                statement("ReadRunRubric", ["s3:GetObject"], [storage.runs_arn()]),
+                storage.table_statement("VerdictCache", ["dynamodb:GetItem", "dynamodb:PutItem"],
+                                        [VERDICT_PK_PREFIX]),
+                *judge_statements,
+            ],
+        )
+
+    def _score_case(self, judge_statements: list[iam.PolicyStatement]) -> lambda_.Function:
+        """ScoreCase: every dimension of an item, ONE combined judge call. The scorers' grants exactly
+        (the run's rubric, the verdict cache, the judge model): it does their work in one invocation."""
+        storage = self._storage
+        return self.kit.function(
+            self,
+            "ScoreCase",
+            self._handlers["score_case"],
+            # Every dimension's checks in one invocation: twice a scorer's memory, for the CPU.
+            memory_mb=1024,
+            # The scorers' bound: the combined call has the same client, retries and read timeout.
+            timeout=Duration.minutes(6),
+            environment=self._environments["score_case"],
+            service_suffix="score-case",
             statements=[
                 statement("ReadRunRubric", ["s3:GetObject"], [storage.runs_arn()]),
                 storage.table_statement("VerdictCache", ["dynamodb:GetItem", "dynamodb:PutItem"],
@@ -288,7 +316,7 @@ class EvaluationFunctions(Construct):
                         "rules, the production sampler, the pipeline) and registered with a conditional write so an "
                         "existing run is never overwritten; it is only known at run time, so the grant is the runs/ "
                         "prefix (write only, s3:PutObject)")
-        for role_name in (*self.dimensions, "composite"):  # one scorer per profile dimension
+        for role_name in (*self.dimensions, "score_case", "composite"):  # one scorer per profile dimension
             nag.acknowledge(self.by_role[role_name].role, runs_prefix,
                             f"The {role_name} function reads its run's resolved rubric runs/<run_id>/rubric.json; "
                             "the run id is only known at run time (read only, s3:GetObject)")

@@ -47,6 +47,7 @@ GSI1 = "gsi1"
 #                                                                            META, its items ("dynamodb:..." catalog)
 #                     PutItem                                   RUN#         registers the run (conditional write)
 #   Score<dimension>  GetItem, PutItem                          VERDICT#     the judge's verdict cache
+#   and ScoreCase
 #   Composite         PutItem                                   RUN#         the item's RESULT#/CONTROL# record
 #   Aggregate         GetItem, Query, PutItem, UpdateItem       RUN#         its run and the baseline run's record,
 #                                                                            every result (Query on pk), error

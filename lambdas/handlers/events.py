@@ -1,6 +1,6 @@
-"""The input events of the per-item handlers (Generate, the scorers, Composite). A malformed event raises
-``pydantic.ValidationError`` whose message names the field (e.g. ``item.intent``). Prepare's and
-Aggregate's inputs are ``run.prepare.ExecutionInput`` and ``run.aggregate.AggregateInput``."""
+"""The input events of the per-item handlers (Generate, the scorers, ScoreCase, Composite). A malformed
+event raises ``pydantic.ValidationError`` whose message names the field (e.g. ``item.intent``). Prepare's
+and Aggregate's inputs are ``run.prepare.ExecutionInput`` and ``run.aggregate.AggregateInput``."""
 
 from __future__ import annotations
 
@@ -23,6 +23,17 @@ class ScoreEvent(BaseModel):
     bucket: str = Field(min_length=3)
     rubric_key: str = Field(min_length=1)
     item: TestCase
+
+
+class ScoreCaseEvent(ScoreEvent):
+    """Every dimension of one item with ONE combined judge call (the ScoreCase function): the Map item's
+    whole state. Keys the handler does not use (arm, generation, targets_key, ...) are kept and returned
+    with ``scores`` added, since its output replaces the state."""
+
+    model_config = ConfigDict(extra="allow")
+
+    # Prepare resolved it for the run; the ASL only routes "combined" runs here.
+    judge_mode: Literal["per_dimension", "combined"] = "combined"
 
 
 class GenerateEvent(BaseModel):

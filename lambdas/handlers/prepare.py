@@ -26,6 +26,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = ExecutionInput.model_validate(event)
     settings = PrepareSettings(bucket=env.bucket_name, judge_label=env.judge_label,
                                default_max_concurrency=env.default_max_concurrency,
+                               combined_max_concurrency=env.default_combined_max_concurrency,
                                default_tolerated_failure_percentage=env.default_tolerated_failure_percentage)
     prepared = prepare_run(request, settings, S3Store(aws_client("s3")),
                            EvaluationTable(env.table_name, aws_client("dynamodb")), clients=aws_client)

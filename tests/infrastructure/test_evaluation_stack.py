@@ -67,10 +67,11 @@ def test_each_scorer_function_has_its_handler_and_environment(evaluation_templat
 
 def test_every_role_has_its_handler_and_the_common_environment(evaluation_template):
     functions = functions_by_handler_env(evaluation_template)
-    assert set(functions) == {"prepare", "generate", *DIMENSIONS, "composite", "aggregate"}
+    assert set(functions) == {"prepare", "generate", *DIMENSIONS, "score_case", "composite", "aggregate"}
     handlers = {role: f["Properties"]["Handler"] for role, (_, f) in functions.items()}
     assert handlers["prepare"] == "handlers.prepare.handler"
     assert handlers["generate"] == "handlers.generate.handler"
+    assert handlers["score_case"] == "handlers.score_case.handler"
     assert handlers["composite"] == "handlers.composite.handler"
     assert handlers["aggregate"] == "handlers.aggregate.handler"
     for _, function in functions.values():
@@ -153,7 +154,7 @@ def test_only_scorers_and_generate_can_call_bedrock(evaluation_template, synth):
     may_generate = bool(synth.config.generation.bedrock_generation_model_ids)
     for role, (_, function) in functions_by_handler_env(evaluation_template).items():
         actions = actions_of(policy_statements_for_function(evaluation_template, function))
-        expected = role in DIMENSIONS or (role == "generate" and may_generate)
+        expected = role in (*DIMENSIONS, "score_case") or (role == "generate" and may_generate)
         assert any(a.startswith("bedrock:") for a in actions) == expected, role
 
 
@@ -168,6 +169,7 @@ def test_grants_follow_each_step(evaluation_template):
         "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "ssm:GetParameter"}
     assert actions("composite") - tracing_and_logs == {"s3:GetObject", "dynamodb:PutItem"}
     assert actions("relevance") - tracing_and_logs == {"s3:GetObject", "dynamodb:GetItem", "dynamodb:PutItem", "bedrock:InvokeModel"}
+    assert actions("score_case") == actions("relevance")  # the scorers' work in one invocation, their grants
     assert actions("aggregate") - tracing_and_logs == {
         "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
         "dynamodb:Query", "cloudwatch:PutMetricData", "events:PutEvents"}

@@ -34,7 +34,23 @@ def _parallel(definition: dict) -> dict:
 def _without_comments(definition: dict) -> dict:
     out = copy.deepcopy(definition)
     out.pop("Comment", None)
+    out["States"]["Prepare"].pop("Comment", None)
     _parallel(out).pop("Comment", None)
+    return out
+
+
+def _without_combined_path(definition: dict) -> dict:
+    """The definition as if it had no combined judging (issue 19): its two states and the judge_mode it
+    carries taken out, the items routed straight to the Parallel again. What is left must be unchanged."""
+    out = copy.deepcopy(definition)
+    out["States"]["Prepare"]["ResultSelector"].pop("judge_mode.$")
+    item_map = out["States"]["EvaluateItems"]
+    item_map["ItemSelector"].pop("judge_mode.$")
+    states = item_map["ItemProcessor"]["States"]
+    for name in ("ChooseJudgeMode", "ScoreCase"):
+        states.pop(name)
+    states["NeedsGeneration"]["Choices"][0]["Next"] = "ScoreDimensions"
+    states["GenerationSucceeded"]["Default"] = "ScoreDimensions"
     return out
 
 
@@ -53,7 +69,7 @@ def test_mangaassist_expansion_equals_the_definition_before_profiles():
     after = json.loads(load_definition(profile_shape("mangaassist").dimensions))
     assert [b["StartAt"] for b in _parallel(after)["Branches"]] == [
         "ScoreRelevance", "ScoreFactualAccuracy", "ScoreConsistency", "ScoreFluency"]
-    assert _without_comments(after) == _without_comments(before)
+    assert _without_comments(_without_combined_path(after)) == _without_comments(before)
 
 
 def test_research_agent_expansion_has_one_branch_per_dimension():
@@ -69,11 +85,11 @@ def test_research_agent_expansion_has_one_branch_per_dimension():
 
 def test_scorer_roles_are_derived_one_per_dimension():
     specs = function_specs(RESEARCH_DIMENSIONS)
-    assert list(specs) == ["prepare", "generate", *RESEARCH_DIMENSIONS, "composite", "aggregate"]
+    assert list(specs) == ["prepare", "generate", *RESEARCH_DIMENSIONS, "score_case", "composite", "aggregate"]
     for dimension in RESEARCH_DIMENSIONS:
         assert specs[dimension]["handler"] == "handlers.score_dimension.handler"
         assert specs[dimension]["environment"] == {"DIMENSION": dimension}
-    assert set(FIXED_ROLES) == {"prepare", "generate", "composite", "aggregate"}
+    assert set(FIXED_ROLES) == {"prepare", "generate", "score_case", "composite", "aggregate"}
 
 
 def test_a_dimension_named_like_a_fixed_role_is_refused():

@@ -17,6 +17,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
     "prepare": {"dynamodb:GetItem": {RUN, DATASET, CATALOG}, "dynamodb:PutItem": {RUN},
                 "dynamodb:Query": {CATALOG}},
     "generate": {},
+    "score_case": {"dynamodb:GetItem": {VERDICT}, "dynamodb:PutItem": {VERDICT}},  # a scorer of every dimension
     "composite": {"dynamodb:PutItem": {RUN}},
     "aggregate": {action: {RUN} for action in
                   ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query")},

@@ -121,7 +121,9 @@ def test_run_flags_judge_mode_and_verdict_cache(tmp_path, capsys):
     assert _usage(tmp_path / "d")["calls"] > first["calls"]  # another prompt shape: new calls
 
 
-def test_combined_mode_needs_the_direct_engine(tmp_path, capsys):
-    code = main(["run", "--engine", "stepfunctions-local", "--dataset", str(GOOD), "--judge-mode", "combined",
-                 "--out", str(tmp_path / "x"), "--quiet"])
-    assert code == 2 and "--engine direct" in capsys.readouterr().err
+def test_the_state_machine_runs_the_judge_mode_asked_for(tmp_path):
+    for mode in ("combined", "per_dimension"):
+        out = tmp_path / mode
+        assert main(["run", "--engine", "stepfunctions-local", "--dataset", str(GOOD), "--judge-mode", mode,
+                     "--out", str(out), "--quiet"]) == 0
+        assert json.loads((out / "report.json").read_text(encoding="utf-8"))["judge_mode"] == mode

@@ -146,7 +146,11 @@ def add_start_command(subparsers: Any) -> argparse.ArgumentParser:
     start.add_argument("--trigger", default="manual", help="recorded with the run (default: manual)")
     start.add_argument("--run-id", help="run id (default: derived from the execution name)")
     start.add_argument("--skip-invalid", action="store_true", help="evaluate the valid lines, reject the others")
-    start.add_argument("--max-concurrency", type=int, help="Map concurrency (default: the deployment's)")
+    start.add_argument("--judge-mode", choices=["per_dimension", "combined"],
+                       help="one judge call per dimension, or one per case for every dimension "
+                            "(default: the rubric's judge.mode)")
+    start.add_argument("--max-concurrency", type=int,
+                       help="Map concurrency (default: the deployment's for the run's judge mode)")
     start.add_argument("--tolerated-failure-percentage", type=float,
                        help="items allowed to fail in the Map before the run fails (default: the deployment's)")
     start.add_argument("--wait", action="store_true", help="wait for the execution to end and print its outcome")
@@ -164,6 +168,7 @@ def execution_input_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "target": args.target,
         "control": args.control,
         "run_id": args.run_id,
+        "judge_mode": args.judge_mode,
         "max_concurrency": args.max_concurrency,
         "tolerated_failure_percentage": args.tolerated_failure_percentage,
     }

@@ -188,10 +188,6 @@ def _on_state_machine(args: argparse.Namespace, out: Path, console: Any, baselin
     if args.judge_script:
         err("error: --judge-script needs --engine direct")
         return EXIT_BAD_INPUT
-    if args.judge_mode == "combined":
-        err("error: --judge-mode combined needs --engine direct (the state machine scores each "
-            "dimension in its own Lambda)")
-        return EXIT_BAD_INPUT
     try:  # the execution resolves and builds the targets; a malformed spec is refused here already
         parse_target_option(args.target, "--target")
         parse_target_option(args.control, "--control")
@@ -214,7 +210,7 @@ def _run_state_machine(args: argparse.Namespace, out: Path, console: Any, baseli
             rubric_path=Path(args.rubric) if args.rubric else None,
             baseline_report=baseline.model_dump(mode="json") if baseline else None,
             judge=args.judge, judge_model_id=args.judge_model_id, skip_invalid=args.skip_invalid,
-            trigger=args.trigger, run_id=args.run_id, filter=args.filter or None,
+            trigger=args.trigger, run_id=args.run_id, filter=args.filter or None, judge_mode=args.judge_mode,
             on_progress=lambda done, total: progress.update(task, completed=done, total=total or None),
             target=args.target, control=args.control,  # the raw spec strings: the execution resolves them
             verdict_cache_dir=None if args.no_cache else Path(args.cache_dir or DEFAULT_CACHE_DIR).absolute())

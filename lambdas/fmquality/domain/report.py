@@ -111,6 +111,8 @@ class RunReport(BaseModel):
     catalog: str | None = None
     rubric_version: str
     judge: str
+    # How the judge was asked: "per_dimension" or "combined" (None: the engine did not say).
+    judge_mode: str | None = None
     engine: str = "direct"
     started_at: str | None = None
     finished_at: str | None = None

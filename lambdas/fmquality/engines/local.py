@@ -21,6 +21,7 @@ import re
 import sys
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +31,8 @@ from fmquality.adapters.dynamodb import EvaluationTable, create_evaluation_table
 from fmquality.adapters.s3 import BucketStorage, S3Store
 from fmquality.engines.definition import (LAMBDAS_DIR, expanded_definition, function_specs, load_manifest,
                                           local_definition, render_definition, rubric_dimensions)
-from fmquality.engines.inprocess import FUNCTION_PREFIX, REGION, HandlerDispatcher
-from fmquality.engines.moto_hooks import compressed_retry_waits, route_lambda_invocations
+from fmquality.engines.inprocess import ACCOUNT, FUNCTION_PREFIX, REGION, HandlerDispatcher, handler_output_dropped
+from fmquality.engines.moto_hooks import compressed_retry_waits, parsed_json_paths_kept, route_lambda_invocations
 from fmquality.judges.cache import LocalVerdictStore
 from fmquality.run import layout
 from fmquality.run.baseline import approve_baseline
@@ -40,6 +41,7 @@ TABLE_NAME = "fmquality-local"
 BUCKET_NAME = "fmquality-local-data"
 EVENT_BUS_NAME = "fmquality-local"
 STATE_MACHINE_NAME = "fmquality-evaluation-local"
+METRICS_NAMESPACE = "MangaAssist/Evaluation"
 ENGINE_NAME = "stepfunctions-local"
 
 
@@ -99,36 +101,47 @@ def _quiet_logs() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _function_environment(specs: dict[str, dict[str, Any]]) -> Iterator[None]:
-    """Every variable a function sets exists for the whole run and is restored afterwards."""
-    keys = {k for spec in specs.values() for k in spec.get("environment", {})}
-    keys |= {"TABLE_NAME", "BUCKET_NAME", "EVENT_BUS_NAME", "JUDGE", "JUDGE_MODEL_ID", "ENGINE_NAME",
-             "POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
-    saved = {k: os.environ.get(k) for k in keys}
-    for key in keys:
-        os.environ.setdefault(key, "")
-    try:
+def _no_warnings() -> Iterator[None]:
+    """The handlers' warnings (Powertools' "no metrics to publish") are not the user's business."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def _prepare_process_env() -> None:
-    # Fake credentials and a region so nothing can reach a real endpoint; quiet Powertools output.
+    # Fake credentials and a region so nothing can reach a real endpoint.
     for key, value in {
         "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_SESSION_TOKEN": "local",
         "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION,
     }.items():
         os.environ[key] = value
-    for key, value in {"POWERTOOLS_TRACE_DISABLED": "true", "LOG_LEVEL": "WARNING",
-                       "POWERTOOLS_LOG_LEVEL": "WARNING"}.items():
-        os.environ.setdefault(key, value)
     if str(LAMBDAS_DIR) not in sys.path:
         sys.path.insert(0, str(LAMBDAS_DIR))
+
+
+@contextlib.contextmanager
+def _quiet_powertools() -> Iterator[None]:
+    """For the run (restored after it): no traces, warnings only, and no EMF metrics, which locally
+    have no CloudWatch Logs to become metrics. Powertools keeps one metric set per process (in Lambda,
+    one invocation at a time) and writes it out every 100 values whatever the switch says, so it
+    needs its namespace (every function's)."""
+    quiet = {"POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_DISABLED": "true",
+             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE, "LOG_LEVEL": "WARNING",
+             "POWERTOOLS_LOG_LEVEL": "WARNING"}
+    saved = {key: os.environ.get(key) for key in quiet}
+    for key, value in quiet.items():
+        os.environ.setdefault(key, value)
+    try:
+        yield
+    finally:
+        from aws_lambda_powertools import Metrics
+
+        Metrics().clear_metrics()  # the values the run left in the one metric set (never written out)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 @dataclass(frozen=True)
@@ -159,7 +172,7 @@ def _create_machine(client: Callable[[str], Any], specs: dict[str, dict[str, Any
     common_env = {
         "TABLE_NAME": TABLE_NAME, "BUCKET_NAME": BUCKET_NAME, "EVENT_BUS_NAME": EVENT_BUS_NAME,
         "JUDGE": judge, "JUDGE_MODEL_ID": judge_model_id or "",
-        "POWERTOOLS_SERVICE_NAME": "fmquality-local", "POWERTOOLS_METRICS_NAMESPACE": "MangaAssist/Evaluation",
+        "POWERTOOLS_SERVICE_NAME": "fmquality-local", "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
         "ENGINE_NAME": ENGINE_NAME,
     }
     substitutions = {manifest["bucket_placeholder"]: BUCKET_NAME}
@@ -300,6 +313,7 @@ def run_local_execution(
     trigger: str = "manual",
     run_id: str | None = None,
     max_concurrency: int | None = None,
+    judge_mode: str | None = None,
     tolerated_failure_percentage: float | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     retry_wait_cap_s: float | None = None,
@@ -328,6 +342,7 @@ def run_local_execution(
     specs = function_specs(manifest, dimensions)
     run = LocalRunInput(dataset_path, catalog_path, rubric_path, {
         "trigger": trigger, "skip_invalid": skip_invalid, "filter": filter, "max_concurrency": max_concurrency,
+        "judge_mode": judge_mode,
         "tolerated_failure_percentage": None if tolerated_failure_percentage is None
         else float(tolerated_failure_percentage),
         "run_id": run_id, "target": target, "control": control})
@@ -336,8 +351,8 @@ def run_local_execution(
     config = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
     waits = compressed_retry_waits(retry_wait_cap_s) if retry_wait_cap_s is not None else contextlib.nullcontext()
 
-    with _quiet_logs(), _function_environment(specs), mock_aws(config=config), \
-            route_lambda_invocations(dispatcher), waits:
+    with _quiet_logs(), _quiet_powertools(), _no_warnings(), handler_output_dropped(), mock_aws(config=config), \
+            route_lambda_invocations(dispatcher, ACCOUNT, REGION), parsed_json_paths_kept(), waits:
         with contextlib.suppress(ImportError):  # a fresh account: nothing cached from an earlier one
             importlib.import_module("handlers").reset_caches()
         client = boto3.session.Session(region_name=REGION).client

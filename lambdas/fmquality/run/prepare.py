@@ -1,6 +1,9 @@
 """Prepare a run: validate the execution input, read the dataset, catalog and rubric, resolve the targets
 once, write the run's items, rubric and targets (``run.layout``), register the run and resolve its
-baseline. What it returns drives the state machine's Distributed Map.
+baseline and its judge mode (``run_judge_mode``). What it returns drives the state machine's
+Distributed Map: which scoring path each item takes (per_dimension: one scorer per dimension;
+combined: one ScoreCase call) and how many items run at once (the deployment's default for that mode
+unless the input names one).
 
 ``select_cases`` (the subset a run scores, and the dataset's spread) is shared with the direct engine.
 """
@@ -12,7 +15,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -20,13 +23,14 @@ from fmquality.adapters.dynamodb import CATALOG_REF_PREFIX, EvaluationTable, cat
 from fmquality.adapters.s3 import BucketStorage, S3Store, parse_s3_uri
 from fmquality.config.rubric import Rubric, load_rubric, parse_rubric
 from fmquality.domain.case import CatalogItem, TestCase
-from fmquality.domain.errors import (DatasetError, DatasetRejected, FilterError, LineError, RunAlreadyExists,
-                                     S3ObjectNotFound)
+from fmquality.domain.errors import (DatasetError, DatasetRejected, FilterError, LineError, ProfileError,
+                                     RunAlreadyExists, S3ObjectNotFound)
 from fmquality.language.catalog_index import CatalogIndex
 from fmquality.run import dataset, layout
 from fmquality.run.baseline import resolve_baseline
 from fmquality.run.subsets import Filter, apply_filter, distribution, filter_from_input
 from fmquality.run.targets import resolve_run_targets
+from fmquality.schemes import scheme_for
 from fmquality.targets.base import TargetSpec
 
 logger = logging.getLogger(__name__)
@@ -82,6 +86,8 @@ class ExecutionInput(BaseModel):
     skip_invalid: bool = False
     # A subset of the dataset (fmquality.run.subsets): an object {"tags": [...], ...} or the CLI grammar.
     filter: dict[str, Any] | str | None = None
+    # How the judge is asked: "per_dimension" or "combined" (default: the rubric's judge.mode).
+    judge_mode: Literal["per_dimension", "combined"] | None = None
     max_concurrency: int | None = Field(default=None, ge=1, le=10000)
     tolerated_failure_percentage: float | None = Field(default=None, ge=0.0, le=100.0)
     # A label of the caller's for the run (kept on the run record). The run id itself is the
@@ -140,8 +146,16 @@ class PrepareSettings:
 
     bucket: str
     judge_label: str
+    # Map children at once for a per_dimension run (and for a combined one without its own default).
     default_max_concurrency: int
     default_tolerated_failure_percentage: float
+    # ... for a combined run: 1 judge call per item instead of ~3.2, so more items fit the same quota.
+    combined_max_concurrency: int | None = None
+
+    def max_concurrency_for(self, judge_mode: str) -> int:
+        if judge_mode == "combined" and self.combined_max_concurrency:
+            return self.combined_max_concurrency
+        return self.default_max_concurrency
 
 
 @dataclass(frozen=True)
@@ -230,6 +244,23 @@ def read_catalog(ref: str | None, s3: S3Store,
         raise DatasetRejected(f"{exc}" + (f":\n{problems}" if problems else "")) from exc
 
 
+def run_judge_mode(requested: str | None, rubric: Rubric) -> str:
+    """The run's judge mode: the one asked for, else the rubric's; per_dimension whatever is asked
+    when the rubric's scheme does not judge combined (its dimensions need their own prompts)."""
+    mode = requested or rubric.judge.mode
+    if mode != "combined":
+        return mode
+    try:
+        combined = scheme_for(rubric).combined_judging
+    except ProfileError:  # every item says so in its error record; the mode does not matter then
+        combined = False
+    if not combined:
+        logger.warning("judge mode combined asked for, but profile %s does not judge combined: per_dimension",
+                       rubric.profile)
+        return "per_dimension"
+    return mode
+
+
 def map_max_concurrency(requested: int, specs: list[TargetSpec | None]) -> int:
     """The Map never runs more items at once than the most limited target of the run accepts."""
     limits = [s.max_concurrency for s in specs if s is not None and s.max_concurrency]
@@ -297,6 +328,7 @@ class _Run:
     items: list[dict[str, Any]]
     rejected: int
     baseline: tuple[str | None, str | None]
+    judge_mode: str
 
 
 def _register(table: EvaluationTable, run: _Run, request: ExecutionInput, settings: PrepareSettings,
@@ -314,7 +346,7 @@ def _register(table: EvaluationTable, run: _Run, request: ExecutionInput, settin
         candidate=json_attribute(request.candidate) if request.candidate is not None else None,
         target=_described(run.targets.specs["candidate"], run.targets.resolved_from["candidate"]),
         control_target=_described(run.targets.specs["control"], run.targets.resolved_from["control"]),
-        targets_key=key(layout.TARGETS),
+        targets_key=key(layout.TARGETS), judge_mode=run.judge_mode,
     )
 
 
@@ -329,8 +361,9 @@ def _map_input(run: _Run, request: ExecutionInput, settings: PrepareSettings) ->
         # Nothing to generate: the recorded answers are scored as they are, and the Map skips Generate.
         "generate": run.targets.specs["candidate"].kind != "recorded" or run.targets.specs["control"] is not None,
         "rejected_count": run.rejected, "rubric_key": key(layout.RUBRIC), "rubric_version": run.rubric.version,
-        "dataset_id": run.dataset_id, "baseline_run_id": run.baseline[0],
-        "max_concurrency": map_max_concurrency(request.max_concurrency or settings.default_max_concurrency, specs),
+        "dataset_id": run.dataset_id, "baseline_run_id": run.baseline[0], "judge_mode": run.judge_mode,
+        "max_concurrency": map_max_concurrency(
+            request.max_concurrency or settings.max_concurrency_for(run.judge_mode), specs),
         # A float: the Map's ToleratedFailurePercentagePath needs a number; the local engine a float.
         "tolerated_failure_percentage": float(tolerated),
         "trigger": request.trigger,
@@ -362,8 +395,8 @@ def prepare_run(request: ExecutionInput, settings: PrepareSettings, s3: S3Store,
     layout.write_items(storage, layout.run_key(run_id, layout.ITEMS), items)
     dataset_id = derive_dataset_id(request)
     run = _Run(run_id, dataset_id, catalog_used, rubric, targets, selection, items, rejected,
-               resolve_baseline(request.baseline, dataset_id, table))
+               resolve_baseline(request.baseline, dataset_id, table), run_judge_mode(request.judge_mode, rubric))
     _register(table, run, request, settings, now)
-    logger.info("run %s prepared: %d items, %d cases, %s", run_id, len(items), len(selection.cases),
-                selection.filter_line)
+    logger.info("run %s prepared: %d items, %d cases, %s, judge mode %s", run_id, len(items), len(selection.cases),
+                selection.filter_line, run.judge_mode)
     return _map_input(run, request, settings)

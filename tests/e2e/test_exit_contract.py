@@ -62,7 +62,7 @@ def test_an_internal_error_exits_3_not_1(tmp_path, monkeypatch, capsys):
     def broken(*_args, **_kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(direct, "evaluate", broken)
+    monkeypatch.setattr(direct, "score_arm", broken)
     assert run(tmp_path / "out", FIXTURES / "cli_good.jsonl") == EXIT_RUN_FAILED
     assert "internal error: RuntimeError: boom" in capsys.readouterr().err
 
@@ -75,7 +75,7 @@ def test_a_killed_run_leaves_no_earlier_report_looking_current(tmp_path, monkeyp
     def killed(*_args, **_kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(direct, "evaluate", killed)
+    monkeypatch.setattr(direct, "score_arm", killed)
     assert run(out, FIXTURES / "cli_good.jsonl") == EXIT_RUN_FAILED
     assert not (out / "report.json").exists() and not (out / "results.jsonl").exists()
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
@@ -84,7 +84,7 @@ def test_a_killed_run_leaves_no_earlier_report_looking_current(tmp_path, monkeyp
 def test_an_unwritable_output_folder_exits_3_before_any_work(tmp_path, monkeypatch, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder", encoding="utf-8")
-    monkeypatch.setattr(direct, "evaluate", lambda *a, **k: pytest.fail("scored into an unwritable folder"))
+    monkeypatch.setattr(direct, "score_arm", lambda *a, **k: pytest.fail("scored into an unwritable folder"))
     assert run(blocker / "out", FIXTURES / "cli_good.jsonl") == EXIT_RUN_FAILED
     assert "cannot write to" in capsys.readouterr().err
 

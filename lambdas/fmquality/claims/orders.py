@@ -70,11 +70,15 @@ _SHIPPED = re.compile(r"\b(?:shipped|dispatched|on its way|on the way|in transit
                       r"left (?:our|the) warehouse)\b|発送済|発送しました|発送されました|発送いたしました|出荷済|配送中|輸送中")
 
 
+# Each phrase compiled once.
+_ORDER_STATUS_PATTERNS = [(family, re.compile(re.escape(p))) for family, phrases in ORDER_STATUS_PHRASES.items()
+                          for p in phrases]
+
+
 def stated_order_statuses(text: str) -> set[str]:
     norm = normalize(text)
     # A phrase under a condition ("発送されましたら", "once it has shipped") states nothing yet.
-    found = {family for family, phrases in ORDER_STATUS_PHRASES.items()
-             for p in phrases for m in re.finditer(re.escape(p), norm)
+    found = {family for family, pattern in _ORDER_STATUS_PATTERNS for m in pattern.finditer(norm)
              if not conditional_ending(norm[m.end():m.end() + 2])
              and not condition_in(norm[max(0, m.start() - 20):m.start()].split(".")[-1])}
     for match in _SHIPPED.finditer(norm):

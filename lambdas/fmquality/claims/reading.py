@@ -12,12 +12,19 @@ references ("the second one") in ``claims.ordinals``, text addressed to the grad
 
 Left to the judge: a statement the reading cannot attach to one product (several products in play,
 none named near it) is attached to none, and no check compares it.
+
+Read once per case: every dimension's checks and signals read the same answer, so they ask for it with
+``reading_of(case)``; inside ``readings_for_one_case()`` (scoring one case opens it) the first ask
+builds the ``Reading`` and the others share it. Outside a scope each ask builds its own.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cached_property
 
 from fmquality.claims.ordinals import ordinal_reference
@@ -189,3 +196,39 @@ class Reading:
         stated = {p.currency for p in extract_prices(self.norm[start:end])}
         market = currency or (stated.pop() if len(stated) == 1 else self.currency)
         return [i for i in items if i.currency == market] or items
+
+
+# The readings of the case being scored, by (id of the case object, text). The case is kept beside its
+# reading so that its id cannot be reused by another object while the scope lasts. A context variable:
+# each thread (and each process) scoring a case has its own.
+_CaseReadings = dict[tuple[int, str | None], tuple[TestCase, Reading]]
+_SCOPE: ContextVar[_CaseReadings | None] = ContextVar("fmquality_case_readings", default=None)
+
+
+@contextmanager
+def readings_for_one_case() -> Iterator[None]:
+    """While the block runs, ``reading_of`` builds each text of a case once and shares it. Scopes
+    nest: an inner one shares the outer one's readings."""
+    if _SCOPE.get() is not None:
+        yield
+        return
+    token = _SCOPE.set({})
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+def reading_of(case: TestCase, text: str | None = None) -> Reading:
+    """``Reading(case, text)``, shared by every check and signal of the case being scored. A Reading
+    depends only on the case and the text (its lazy parts included), so sharing it changes nothing
+    but the time."""
+    readings = _SCOPE.get()
+    if readings is None:
+        return Reading(case, text)
+    key = (id(case), text)
+    held = readings.get(key)
+    if held is None or held[0] is not case:
+        held = readings[key] = (case, Reading(case, text))
+    return held[1]
+

@@ -36,7 +36,9 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
                         help="upper bound of the adaptive concurrency (direct engine, default 64)")
     parser.add_argument("--judge-mode", choices=["per_dimension", "combined"],
                         help="per_dimension: one judge call per dimension per case; combined: one call per case "
-                             "(direct engine only; default: the rubric's judge.mode)")
+                             "(default: the rubric's judge.mode)")
+    parser.add_argument("--workers", type=int, help="processes scoring with the offline or scripted judge "
+                                                    "(direct engine; default: one per core for a run large enough)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the verdict cache")
     parser.add_argument("--cache-dir", help="verdict cache folder (default .fmquality-cache/verdicts; "
                                             "on by default for the bedrock judge, for any judge when given)")
@@ -47,7 +49,7 @@ def judge_options(args: argparse.Namespace) -> "JudgeOptions":
 
     return JudgeOptions(name=args.judge, model_id=args.judge_model_id, script=args.judge_script,
                         cache=not args.no_cache, cache_dir=args.cache_dir, concurrency=args.concurrency,
-                        max_concurrency=args.max_concurrency, mode=args.judge_mode)
+                        max_concurrency=args.max_concurrency, mode=args.judge_mode, workers=args.workers)
 
 
 def load_inputs(args: argparse.Namespace, with_baseline: bool = False) -> tuple[Any, Any, Any] | None:

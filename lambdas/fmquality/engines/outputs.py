@@ -2,7 +2,8 @@
 runs.
 
 Each file is written to a temporary name beside it and renamed into place (a rename within one folder
-is atomic). A run's outputs (``run.layout.RUN_OUTPUTS``) are cleared before the run starts, so a run
+is atomic). A results file is written line by line as the cases finish (``StreamedFile``) and renamed
+into place with the others once the run is scored. A run's outputs (``run.layout.RUN_OUTPUTS``) are cleared before the run starts, so a run
 that is killed leaves no earlier run's report looking current, and are put in place by
 ``run.layout.write_outputs`` through ``FolderStorage``, ``report.json`` last: a report present means
 every file it summarises is there.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import IO
 
 from fmquality.run.layout import RUN_OUTPUTS
 
@@ -34,6 +36,42 @@ def write_bytes_atomically(path: Path, body: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+class StreamedFile:
+    """A file written piece by piece under a temporary name beside ``path``; ``publish`` puts it in
+    place whole (flushed, synced, renamed), ``discard`` removes it. As a context manager, a block
+    that raises discards what was not published."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, self.temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        self._file: IO[str] | None = os.fdopen(handle, "w", encoding="utf-8", newline="")
+
+    def write(self, text: str) -> None:
+        assert self._file is not None, "written after publish or discard"
+        self._file.write(text)
+
+    def publish(self) -> None:
+        assert self._file is not None, "published twice or after discard"
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        self._file = None
+        os.replace(self.temporary, self.path)
+
+    def discard(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+            Path(self.temporary).unlink(missing_ok=True)
+
+    def __enter__(self) -> "StreamedFile":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
 
 
 class FolderStorage:

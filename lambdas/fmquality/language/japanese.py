@@ -31,22 +31,27 @@ _POLITE_VERBS = {"御座る", "下さる"}  # ございます, ください
 _SENTENCE_END = re.compile(r"(?<=[。！？!?])|\n")
 
 
-# One tagger per thread: a MeCab tagger keeps its parse state in the object, so one tagger shared by
-# the direct engine's worker threads drops tokens now and then and the scores stop being repeatable.
-_PER_THREAD = threading.local()
+# One tagger per process, used by one thread at a time. A MeCab tagger keeps its parse state in the
+# object, so two threads parsing with it at once drop tokens now and then and the scores stop being
+# repeatable; and each tagger maps the ~250 MB dictionary, so one per thread multiplied the memory.
+# Parsing holds the GIL anyway: the lock costs no parallelism (the direct engine uses processes).
+_TAGGER_LOCK = threading.Lock()
+_TAGGER: Any = None
 
 
 def _tagger() -> Any:
-    tagger = getattr(_PER_THREAD, "tagger", None)
-    if tagger is None:
-        try:
-            import fugashi  # noqa: PLC0415 - heavy and optional: only the offline judge needs it
+    global _TAGGER
+    if _TAGGER is None:
+        with _TAGGER_LOCK:
+            if _TAGGER is None:
+                try:
+                    import fugashi  # noqa: PLC0415 - heavy and optional: only the offline judge needs it
 
-            tagger = _PER_THREAD.tagger = fugashi.Tagger()
-        except Exception as exc:  # ImportError, or the dictionary missing (RuntimeError from MeCab)
-            raise AnalyzerMissing(
-                f"Japanese morphological analyser unavailable ({exc.__class__.__name__}: {exc})") from exc
-    return tagger
+                    _TAGGER = fugashi.Tagger()
+                except Exception as exc:  # ImportError, or the dictionary missing (RuntimeError from MeCab)
+                    raise AnalyzerMissing(
+                        f"Japanese morphological analyser unavailable ({exc.__class__.__name__}: {exc})") from exc
+    return _TAGGER
 
 
 def available() -> bool:
@@ -68,10 +73,12 @@ class Word:
 
 @lru_cache(maxsize=8192)
 def words(sentence: str) -> tuple[Word, ...]:
-    out = []
-    for token in _tagger()(sentence):
-        f = token.feature
-        out.append(Word(token.surface, f.pos1 or "", f.pos2 or "", f.lemma or token.surface, f.cForm or ""))
+    tagger = _tagger()
+    with _TAGGER_LOCK:  # the tokens (and their features) are read from the tagger's parse state
+        out = []
+        for token in tagger(sentence):
+            f = token.feature
+            out.append(Word(token.surface, f.pos1 or "", f.pos2 or "", f.lemma or token.surface, f.cForm or ""))
     return tuple(out)
 
 

@@ -127,14 +127,13 @@ CONDITIONS = {
 }
 
 
+# "unopened" must not also count as "opened", nor 未開封 as 開封. Compiled once.
+_CONDITION_PATTERNS = [(re.compile(rf"(?<![a-z未]){re.escape(word)}"), canonical) for word, canonical in CONDITIONS.items()]
+
+
 def conditions_in(norm: str) -> frozenset[str]:
     """The store conditions a (normalized) text names, canonical ("sealed" is "unopened")."""
-    found = set()
-    for word, canonical in CONDITIONS.items():
-        # "unopened" must not also count as "opened", nor 未開封 as 開封.
-        if re.search(rf"(?<![a-z未]){re.escape(word)}", norm):
-            found.add(canonical)
-    return frozenset(found)
+    return frozenset(canonical for pattern, canonical in _CONDITION_PATTERNS if pattern.search(norm))
 
 
 def is_question(norm: str) -> bool:

@@ -60,6 +60,7 @@ class RunFacts:
     distribution: dict[str, dict[str, int]] | None = None
     execution: dict[str, Any] | None = None
     judge_model_id: str | None = None  # prices the judge's tokens (else the judge label's model)
+    judge_mode: str | None = None  # the mode that ran (per_dimension or combined)
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -119,7 +120,7 @@ def assemble_report(results_by_arm: dict[str, list[EvaluationResult]], rubric: R
         distribution=facts.distribution)
     return report.model_copy(update={"catalog": facts.catalog, "monitor": monitor_block(results, rubric),
                                      "generation_summary": generation_summary(results_by_arm),
-                                     "execution": facts.execution})
+                                     "execution": facts.execution, "judge_mode": facts.judge_mode})
 
 
 def report_outputs(report: RunReport, results_by_arm: dict[str, list[EvaluationResult]],
@@ -129,6 +130,14 @@ def report_outputs(report: RunReport, results_by_arm: dict[str, list[EvaluationR
     return {
         layout.RESULTS: results_to_jsonl(results),
         layout.CONTROL_RESULTS: results_to_jsonl(control) if control else None,
+        **report_files(report, results, rubric),
+    }
+
+
+def report_files(report: RunReport, results: list[EvaluationResult], rubric: Rubric) -> dict[str, str]:
+    """report.html and report.json, from the candidate's results or their summaries
+    (``run.summary``: the direct engine streams the results files and keeps only those)."""
+    return {
         layout.REPORT_HTML: render_html(report, results, rubric_min_pass_rate=rubric.gate.min_pass_rate),
         layout.REPORT_JSON: report.model_dump_json(indent=2),
     }
@@ -230,7 +239,8 @@ def _aws_report(request: AggregateInput, settings: AggregateSettings, a: AwsAdap
         rejected_lines=layout.count_rejected(storage, layout.run_key(request.run_id, layout.REJECTED)),
         catalog=run.get("catalog"), filter_line=run.get("filter"),
         distribution=json.loads(run["distribution"]) if run.get("distribution") else None,
-        execution={"arn": request.execution_arn} if request.execution_arn else None)
+        execution={"arn": request.execution_arn} if request.execution_arn else None,
+        judge_mode=run.get("judge_mode"))
     return assemble_report(
         by_arm, rubric, facts, baseline=load_baseline(request.baseline_run_id, run.get("baseline_report_key"),
                                                       storage, a.table),

@@ -9,6 +9,8 @@ judge's own retries is asked again (``throttle_requeues`` times, after a full-ji
 is left unscored, as the state machine's Retry does for the Lambda scorers. Every case yields exactly
 one result, in input order.
 
+``iter_evaluated`` yields the same results as a stream, for a caller that writes each and lets it go.
+
 Targets (``target``): the answer is generated inside the worker, so generation runs as concurrently
 as scoring (bounded by the target's ``max_concurrency``). A failed generation is an error record,
 never a score. Without a target the dataset's own responses are scored, and results carry no
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -141,7 +143,31 @@ def evaluate_cases(
     labels the results); its ``spec.max_concurrency`` caps how many cases run at once, whatever the
     other settings say, so a chatbot endpoint is never asked more than it allows.
     """
-    case_list = list(cases)
+    return list(iter_evaluated(
+        list(cases), rubric, judge, run_id, concurrency, on_result, mode=mode, adaptive=adaptive,
+        max_concurrency=max_concurrency, controller=controller, throttle_requeues=throttle_requeues, sleep=sleep,
+        target=target, arm=arm))
+
+
+def iter_evaluated(
+    cases: Sequence[TestCase],
+    rubric: "Rubric",
+    judge: "Judge",
+    run_id: str | None = None,
+    concurrency: int = 1,
+    on_result: Callable[[EvaluationResult], None] | None = None,
+    *,
+    mode: JudgeMode | None = None,
+    adaptive: bool = True,
+    max_concurrency: int | None = None,
+    controller: AimdController | None = None,
+    throttle_requeues: int = DEFAULT_THROTTLE_REQUEUES,
+    sleep: Callable[[float], None] = time.sleep,
+    target: "Target | None" = None,
+    arm: Arm = "candidate",
+) -> Iterator[EvaluationResult]:
+    """``evaluate_cases`` as a stream: each result in input order as soon as it and every case before
+    it are done, so a caller can write it and let it go (the settings mean the same)."""
     target_cap = target.spec.max_concurrency if target is not None else None
     if target_cap is not None:
         concurrency = min(concurrency, target_cap)
@@ -156,19 +182,19 @@ def evaluate_cases(
 
     if controller is None and (concurrency <= 1 or not adaptive):
         if concurrency <= 1:
-            results = [run(c) for c in case_list]
+            yield from _checked(cases, map(run, cases))
         else:
             with ThreadPoolExecutor(max_workers=concurrency) as pool:
-                results = list(pool.map(run, case_list))
-        return _checked(case_list, results)
+                yield from _checked(cases, pool.map(run, cases))
+        return
 
     if controller is None:
         controller = AimdController(concurrency, maximum=max(concurrency, max_concurrency or 64))
-    return _checked(case_list, _gated(case_list, run, judge, controller, target_cap))
+    yield from _checked(cases, _gated(cases, run, judge, controller, target_cap))
 
 
-def _gated(cases: list[TestCase], run: Callable[[TestCase], EvaluationResult], judge: "Judge",
-           controller: AimdController, target_cap: int | None) -> list[EvaluationResult]:
+def _gated(cases: Sequence[TestCase], run: Callable[[TestCase], EvaluationResult], judge: "Judge",
+           controller: AimdController, target_cap: int | None) -> Iterator[EvaluationResult]:
     """Every case in a worker pool whose admissions the AIMD controller gates; the judge reports
     its throttles to the controller while the pool runs."""
     set_observer = getattr(judge, "set_observer", None)
@@ -182,14 +208,19 @@ def _gated(cases: list[TestCase], run: Callable[[TestCase], EvaluationResult], j
     try:
         workers = max(1, min(len(cases), controller.maximum, target_cap or controller.maximum))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fmq-case") as pool:
-            return list(pool.map(gated, cases))
+            yield from pool.map(gated, cases)
     finally:
         if set_observer is not None:
             set_observer(None)
 
 
-def _checked(cases: list[TestCase], results: list[Any]) -> list[EvaluationResult]:
+def _checked(cases: Sequence[TestCase], results: Iterable[Any]) -> Iterator[EvaluationResult]:
     """Exactly one result per case, in input order: a lost or doubled case is a bug, never a result."""
-    if len(results) != len(cases) or any(r.test_id != c.test_id for r, c in zip(results, cases)):
+    count = 0
+    for case, result in zip(cases, results):
+        if result.test_id != case.test_id:
+            raise RuntimeError("the engine lost or reordered test cases")
+        count += 1
+        yield result
+    if count != len(cases):
         raise RuntimeError("the engine lost or reordered test cases")
-    return results

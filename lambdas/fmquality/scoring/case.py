@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from fmquality.claims.reading import readings_for_one_case
 from fmquality.domain.case import TestCase
 from fmquality.domain.errors import CaseTooLarge
 from fmquality.domain.results import EvaluationResult
@@ -74,10 +75,11 @@ def score_dimension(scheme: "Scheme", dimension: str, case: TestCase, rubric: "R
     item's error); with ``raise_on_throttle``, throttling that outlived the judge's retries raises
     ``JudgeThrottled`` so the state machine's Retry can back off."""
     check_case_size(case, rubric)
-    plan = plan_dimension(scheme, dimension, case, rubric)
-    if plan.final is not None:
-        return plan.final
-    outcome = judge.judge(plan.request, rubric) if plan.request is not None else None
+    with readings_for_one_case():  # the checks and the offline judge read the answer once
+        plan = plan_dimension(scheme, dimension, case, rubric)
+        if plan.final is not None:
+            return plan.final
+        outcome = judge.judge(plan.request, rubric) if plan.request is not None else None
     return finish_dimension(plan, outcome, rubric, raise_on_throttle=raise_on_throttle)
 
 
@@ -91,16 +93,27 @@ def _judge_open(scheme: "Scheme", plans: dict[str, DimensionPlan], rubric: "Rubr
     return {p.dimension: ask(lambda r=p.request: judge.judge(r, rubric)) for p in open_plans}
 
 
+def score_dimensions(scheme: "Scheme", case: TestCase, rubric: "Rubric", judge: "Judge", *,
+                     mode: JudgeMode = "per_dimension", ask: Callable = ask_once,
+                     raise_on_throttle: bool = False) -> dict[str, DimensionScore]:
+    """Every dimension of one case, before the composite (the ScoreCase Lambda's whole job in combined
+    mode): checks per dimension, the judge asked for what they left open. Raises like
+    ``score_dimension`` (CaseTooLarge; JudgeThrottled with ``raise_on_throttle``)."""
+    check_case_size(case, rubric)
+    with readings_for_one_case():  # every dimension's checks and signals read the answer once
+        plans = plan_case(scheme, case, rubric)
+        outcomes = _judge_open(scheme, plans, rubric, judge, mode, ask)
+    return {d: finish_dimension(plans[d], outcomes.get(d), rubric, raise_on_throttle=raise_on_throttle)
+            for d in rubric.dimensions}
+
+
 def score_case(scheme: "Scheme", case: TestCase, rubric: "Rubric", judge: "Judge", *,
                mode: JudgeMode = "per_dimension", ask: Callable = ask_once,
                run_id: str | None = None) -> EvaluationResult:
     """Every dimension of one case and the composite. An unexpected exception becomes an explicit
     error record, not a score."""
     try:
-        check_case_size(case, rubric)
-        plans = plan_case(scheme, case, rubric)
-        outcomes = _judge_open(scheme, plans, rubric, judge, mode, ask)
-        scores = {d: finish_dimension(plans[d], outcomes.get(d), rubric) for d in rubric.dimensions}
+        scores = score_dimensions(scheme, case, rubric, judge, mode=mode, ask=ask)
         return combine(case, rubric, scores, run_id=run_id)
     except Exception as exc:  # noqa: BLE001 - every item must end with a result or an error record
         return error_result(case, rubric, f"{type(exc).__name__}: {exc}", run_id=run_id)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
+from functools import lru_cache
 
 from fmquality.language.alignment import comparable_pairs, read_units
-from fmquality.claims.reading import Reading
+from fmquality.claims.reading import Reading, reading_of
 from fmquality.language.negation import EXCEPTION_CLAUSE, conditions_in, expand_contractions, is_conditional
 from fmquality.claims.policy import (
     ValueStatement,
@@ -156,7 +157,7 @@ def _cross_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     change = _CHANGE_SIGNALS.search(normalize(case.query + " " + page_extra)) is not None
     acknowledged = _ACKNOWLEDGEMENT.search(reading.norm) is not None
     shoppers = shopper_numbers(case)
-    before = [s for turn in earlier for s in value_statements(Reading(case, turn), context_topic(case.query), shoppers)]
+    before = [s for turn in earlier for s in value_statements(reading_of(case, turn), context_topic(case.query), shoppers)]
     now = value_statements(reading, conversation_topic(case), shoppers)
     for first, second in conflicting_values(before, now):
         detail = (f"{_subject_name(first)}: an earlier assistant turn said {first.shown!r}, "
@@ -211,21 +212,33 @@ SELF_REFERENCE = re.compile(
     r"|(?:私|わたし|わたくし|僕)(?:は|が)[^。！？]{0,20}(?:アシスタント|スタッフ|店員|係|担当)")
 
 
-def persona_breaks(text: str, rubric: Rubric) -> list[str]:
-    norm = normalize(text)
-    found: list[str] = []
-    for phrase in rubric.persona.forbidden_disclosures:
+@lru_cache(maxsize=64)
+def _disclosure_patterns(phrases: tuple[str, ...]) -> list[tuple[str, re.Pattern[str]]]:
+    """The rubric's forbidden disclosures as patterns, compiled once per rubric."""
+    patterns = []
+    for phrase in phrases:
         needle = normalize(phrase)
         pattern = re.escape(needle) if has_japanese(needle) else rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])"
-        if re.search(pattern, norm):
-            found.append(phrase)
+        patterns.append((phrase, re.compile(pattern)))
+    return patterns
+
+
+@lru_cache(maxsize=64)
+def _recited_persona(name: str) -> re.Pattern[str]:
+    """The assistant's own instructions recited: its name addressed in the second person."""
+    persona = re.escape(normalize(name))
+    return re.compile(rf"\byou are (?:an? |the )?{persona}\b|あなたは{persona}")
+
+
+def persona_breaks(text: str, rubric: Rubric) -> list[str]:
+    norm = normalize(text)
+    found = [phrase for phrase, pattern in _disclosure_patterns(tuple(rubric.persona.forbidden_disclosures))
+             if pattern.search(norm)]
     nfkc = unicodedata.normalize("NFKC", text)
     for match in (*_DISCLOSURE_EN.finditer(norm), *_MACHINERY_EN.finditer(norm), *_DISCLOSURE_JA.finditer(nfkc),
                   *_MACHINERY_JA.finditer(nfkc)):
         found.append(match.group(0).strip())
-    # The assistant's own instructions recited: its name addressed in the second person.
-    persona = re.escape(normalize(rubric.persona.name))
-    for match in re.finditer(rf"\byou are (?:an? |the )?{persona}\b|あなたは{persona}", normalize(text)):
+    for match in _recited_persona(rubric.persona.name).finditer(normalize(text)):
         found.append(match.group(0))
     return list(dict.fromkeys(found))
 
@@ -252,7 +265,7 @@ def _persona(case: TestCase, reading: Reading, rubric: Rubric, report: CheckRepo
 
 def check(case: TestCase, rubric: Rubric) -> CheckReport:
     report = CheckReport()
-    reading = Reading(case)
+    reading = reading_of(case)
     _intra_turn(case, reading, report)
     _cross_turn(case, reading, report)
     _persona(case, reading, rubric, report)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fmquality.claims.policy import conversation_topic, policy_numbers, shopper_numbers
-from fmquality.claims.reading import Reading
+from fmquality.claims.reading import reading_of
 from fmquality.domain.case import TestCase
 from fmquality.domain.scores import HardFailure
 from fmquality.language.alignment import match_fact, read_units
@@ -63,7 +63,7 @@ def _fact_coverage(case: TestCase, text: str, report: CheckReport) -> None:
 
 def check(case: TestCase, rubric: "Rubric") -> CheckReport:
     report = CheckReport()
-    reading = Reading(case)
+    reading = reading_of(case)
     _fact_coverage(case, reading.text, report)
     amounts = price_accuracy(case, reading, report)
     availability_accuracy(reading, report)

@@ -33,7 +33,7 @@ from fmquality.language.alignment import (
     subject_tokens,
 )
 from fmquality.language.stock import COMPATIBLE_STOCK
-from fmquality.claims.reading import Reading
+from fmquality.claims.reading import reading_of
 from fmquality.claims.policy import conversation_topic, policy_numbers, shopper_numbers
 from fmquality.claims.commerce import item_prices, price_claims, stock_claims
 from fmquality.domain.case import TestCase
@@ -53,7 +53,7 @@ def _evidence_numbers(case: TestCase) -> tuple[set[float], list]:
     texts = [*case.retrieved_chunks, case.page_context.model_dump_json(exclude_none=True), case.query,
              *(m.content for m in case.conversation_history), case.reference_response or ""]
     values = {q.value for t in texts for q in extract_quantities(t)}
-    reading = Reading(case)
+    reading = reading_of(case)
     for item in reading.items(reading.in_play):
         values |= {v for v in item_prices(item)}
         values |= {float(v) for v in (item.model_extra or {}).values() if isinstance(v, (int, float))}
@@ -156,7 +156,7 @@ def fact_coverage(case: TestCase, text: str) -> Signal:
 
 def loose_prices(case: TestCase) -> Signal:
     """Prices the checks could not tie to one product: each must be the price of some product in play."""
-    reading = Reading(case)
+    reading = reading_of(case)
     loose = [c for c in price_claims(reading) if c.product_price and not c.items]
     if not loose:
         raise Abstain("no price left to compare")
@@ -167,7 +167,7 @@ def loose_prices(case: TestCase) -> Signal:
 
 
 def loose_statuses(case: TestCase) -> Signal:
-    reading = Reading(case)
+    reading = reading_of(case)
     loose = [c for c in stock_claims(reading) if not c.items]
     if not loose:
         raise Abstain("no stock status left to compare")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from fmquality.language.catalog_index import index_for, key_of, title_keys
-from fmquality.claims.reading import Reading
+from fmquality.claims.reading import Reading, reading_of
 from fmquality.scoring.plan import CheckReport, response_text
 from fmquality.domain.case import CatalogItem, TestCase
 from fmquality.domain.scores import HardFailure
@@ -221,7 +221,7 @@ def language_problem(case: TestCase) -> str | None:
 
 def check(case: TestCase, rubric: Rubric) -> CheckReport:
     report = CheckReport()
-    reading = Reading(case)
+    reading = reading_of(case)
     parts: list[tuple[float, list[str]]] = []
     length = length_score(case, rubric)
     if length:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from fmquality.claims.reading import Reading
+from fmquality.claims.reading import Reading, reading_of
 from fmquality.language.negation import is_negated
 from fmquality.claims.ordinals import ordinal_reference, resolve_ordinal
 from fmquality.scoring.plan import CheckReport, response_text
@@ -235,7 +235,7 @@ def _context_relevance(case: TestCase, reading: Reading, report: CheckReport) ->
 
 def check(case: TestCase, rubric: "Rubric") -> CheckReport:
     report = CheckReport()
-    reading = Reading(case)
+    reading = reading_of(case)
     forbidden = forbidden_hits(case)
     wrong = [("injection_followed", d) for d in injection_findings(case, reading)]
     if forbidden:

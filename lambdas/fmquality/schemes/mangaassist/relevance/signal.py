@@ -16,11 +16,12 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from fmquality.language.vocabulary import concept_tokens
 from fmquality.language.alignment import is_claim, read_units
 from fmquality.language.catalog_index import index_for
-from fmquality.claims.reading import Reading
+from fmquality.claims.reading import Reading, reading_of
 from fmquality.language.negation import is_question
 from fmquality.claims.ordinals import ordinal_reference
 from fmquality.claims.orders import stated_order_statuses
@@ -71,11 +72,17 @@ PROMOTION_WORDS = ("sale", "% off", "percent off", "promotion", "promo", "deal",
                    "特価", "ポイント", "お得")
 
 
+@lru_cache(maxsize=4096)
+def _term_pattern(term: str) -> re.Pattern[str]:
+    """A term as a whole word (compiled once: the terms are few, the texts many)."""
+    tail = "" if term.endswith("nat") else r"(?![a-z])"
+    return re.compile(rf"(?<![a-z]){re.escape(term)}{tail}")
+
+
 def _has_term(term: str, norm: str) -> bool:
     if has_japanese(term):
         return term in norm
-    tail = "" if term.endswith("nat") else r"(?![a-z])"
-    return re.search(rf"(?<![a-z]){re.escape(term)}{tail}", norm) is not None
+    return _term_pattern(term).search(norm) is not None
 
 
 def genres_in(text: str) -> set[str]:
@@ -147,12 +154,12 @@ def _intent_kind(case: TestCase, reading: Reading) -> tuple[float, str] | None:
         said = stated_order_statuses(text) or find_dates(text) or re.search(r"your order|ご注文|注文", reading.norm)
         return (1.0, "gives the order's status or date") if said else (0.0, "says nothing about the order")
     if intent == "product_question":
-        asked = set(Reading(case, case.query).products) | ({case.page_context.current_asin} - {None})
+        asked = set(reading_of(case, case.query).products) | ({case.page_context.current_asin} - {None})
         reference = ordinal_reference(case)
         if reference is not None:
             asked |= set(reference.target.asins)
         elif case.conversation_history and ANAPHORA.search(normalize(case.query)):
-            asked |= set(Reading(case, earlier_turn(case)).products)  # "which of those": the products just listed
+            asked |= set(reading_of(case, earlier_turn(case)).products)  # "which of those": the products just listed
         asked &= set(reading.by_asin)
         if not asked:
             return None
@@ -180,7 +187,7 @@ def _promotion_opening(case: TestCase, reading: Reading) -> str | None:
         # No sales words, but the first thing offered is a product of another genre than was asked.
         wanted = genres_in(case.query)
         start, end = reading.spans[0][0], reading.spans[0][1]
-        asked = set(Reading(case, case.query).products) | set(case.expected_products)
+        asked = set(reading_of(case, case.query).products) | set(case.expected_products)
         opening = [a for m in reading.mentions if start <= m.start < end for a in m.asins if a not in asked]
         offered = {g for a in opening for g in item_genres(reading.by_asin[a])}
         if wanted and offered and not genres_match(wanted, offered):
@@ -230,7 +237,7 @@ def _adjacency(case: TestCase, reading: Reading) -> tuple[float, str] | None:
 
 
 def intent_relevance(case: TestCase) -> Signal:
-    reading = Reading(case)
+    reading = reading_of(case)
     signals: list[tuple[float, str]] = []
     follow_up = bool(case.conversation_history) and (ANAPHORA.search(normalize(case.query)) is not None
                                                       or ORDINAL_PHRASE.search(normalize(case.query)) is not None)
@@ -308,14 +315,14 @@ def unsolicited_pitch(case: TestCase, reading: Reading) -> str | None:
 
 
 def product_relevance(case: TestCase) -> Signal:
-    reading = Reading(case)
+    reading = reading_of(case)
     expected = [a for a in case.expected_products if a in reading.by_asin]
     if not reading.products:
         if not expected:
             raise Abstain("no product named")
         refers = re.search(r"\b(it|this one|that one|your (?:copy|book|order|item|volume)|the (?:book|volume|item|copy))\b"
                            r"|こちら|その商品|ご注文の|お手元", reading.norm)
-        asked = set(Reading(case, case.query).products) | ({case.page_context.current_asin} - {None})
+        asked = set(reading_of(case, case.query).products) | ({case.page_context.current_asin} - {None})
         if refers and set(expected) & asked:
             return Signal(1.0, [f"refers to the product asked about as {refers.group(0)!r}"])
         return Signal(0.0, ["names none of the expected products: " + ", ".join(expected)])
@@ -328,12 +335,12 @@ def product_relevance(case: TestCase) -> Signal:
     if not wanted and expected:
         wanted = {g for a in expected for g in item_genres(reading.by_asin[a], case)}
     # Products from the conversation so far are references ("as tense as Monster"), not new picks.
-    earlier = {a for m in case.conversation_history for a in Reading(case, m.content).products}
+    earlier = {a for m in case.conversation_history for a in reading_of(case, m.content).products}
     picks = [a for a in reading.products if a not in earlier or a in expected]
     judged = [a for a in picks if item_genres(reading.by_asin[a], case)]
     if expected:
         hits = [a for a in picks if a in expected]
-        listed = set(Reading(case, earlier_turn(case)).products)
+        listed = set(reading_of(case, earlier_turn(case)).products)
         if COLLECTIVE.search(reading.norm) and set(expected) <= listed:
             hits = list(dict.fromkeys(hits + expected))  # "both cost $12.99": the listed products, together
         fitting = [a for a in picks if a not in expected and wanted and a in judged
@@ -364,7 +371,7 @@ def earlier_turn(case: TestCase) -> str:
 
 
 def context_relevance(case: TestCase) -> Signal:
-    reading = Reading(case)
+    reading = reading_of(case)
     signals: list[tuple[float, str]] = []
     order = case.page_context.order
     if order is not None:
@@ -391,7 +398,7 @@ def context_relevance(case: TestCase) -> Signal:
     if case.conversation_history and ANAPHORA.search(normalize(case.query)):
         # "Does that include ...?": the answer takes up what the last assistant turn was about.
         earlier = earlier_turn(case)
-        earlier_products = set(Reading(case, earlier).products)
+        earlier_products = set(reading_of(case, earlier).products)
         if earlier_products & set(reading.products):
             signals.append((1.0, "continues with a product from the earlier turns"))
         else:

@@ -7,7 +7,9 @@ so request serialization, error parsing and the judge's own retries are all exer
 What it simulates, and how closely:
 - verdicts: a forced ``record_verdict`` tool call whose input comes from ``verdict_fn(request)``
   (default: ``schema_verdict``, deterministic hash-based values filled in from the request's tool
-  schema, so it also answers a combined multi-dimension schema), or from a scripted dict;
+  schema, so it also answers a combined multi-dimension schema; a prompt whose sub-scores it cannot
+  read gets every sub-score the schema lists, as the naive benchmark evaluator's prompts do), or from
+  a scripted dict;
 - token usage: ``ceil(len(text) / 4)`` per text (system blocks, message texts and the JSON of the
   tool config). ``inputTokens`` is the uncached part only, as Bedrock reports it;
 - prompt caching: the tools plus the system blocks before a ``cachePoint`` form the cached prefix,
@@ -161,13 +163,28 @@ GRADES_KEY = "levels"
 def requested_grades(request: dict[str, Any]) -> dict[str, list[str]]:
     """What the user message asks to grade, as a model reads it (the tool lists every sub-score and
     requires none, so the prompt cache holds): ``{"": [...]}`` for one dimension, ``{dimension:
-    [...]}`` per dimension in combined mode."""
+    [...]}`` per dimension in combined mode. A message that names them in another way (the naive
+    benchmark evaluator's "Grade the sub-score X of the dimension Y") is answered as a model fills a
+    forced tool: every sub-score the tool schema lists (``schema_grades``)."""
     text = request_user_text(request)
     single = re.search(r"^Grade exactly these sub-scores[^:]*: (.+)$", text, re.MULTILINE)
     if single:
         return {"": [n.strip() for n in single.group(1).split(",")]}
-    return {m.group(1): [n.strip() for n in m.group(2).split(",")]
-            for m in re.finditer(r"^- (\w+): (.+)$", text.split("\n\n", 1)[0], re.MULTILINE)}
+    combined = {m.group(1): [n.strip() for n in m.group(2).split(",")]
+                for m in re.finditer(r"^- (\w+): (.+)$", text.split("\n\n", 1)[0], re.MULTILINE)}
+    return combined or schema_grades(request)
+
+
+def schema_grades(request: dict[str, Any]) -> dict[str, list[str]]:
+    """Every sub-score the ``record_verdict`` schema lists, in ``requested_grades``' shape: ``{"":
+    [...]}`` when the schema has the one-dimension ``levels`` object, else ``{dimension: [...]}`` for
+    each dimension object that has one (combined mode); ``{}`` without such a tool."""
+    properties = (requested_tool_schema(request) or {}).get("properties") or {}
+    if isinstance(properties.get(GRADES_KEY), dict):
+        return {"": list(properties[GRADES_KEY].get("properties") or {})}
+    grades = {d: ((sub.get("properties") or {}).get(GRADES_KEY) or {}).get("properties")
+              for d, sub in properties.items() if isinstance(sub, dict)}
+    return {d: list(names) for d, names in grades.items() if isinstance(names, dict)}
 
 
 def requested_sub_scores(request: dict[str, Any]) -> list[str]:

@@ -19,6 +19,8 @@ from fmquality.scoring.case import score_dimension
 from fmquality.judges.base import JudgeOutcome, JudgeRequest
 from fmquality.domain.errors import JudgeThrottled
 from fmquality.judges.bedrock.judge import BedrockJudge
+from fmquality.judges.bedrock.reply import parse_verdict
+from fmquality.judges.bedrock.schema import TOOL_NAME, combined_verdict_tool_spec, verdict_tool_spec
 from fmquality.judges.offline import OfflineJudge
 from fmquality.domain.case import TestCase
 
@@ -391,3 +393,22 @@ def test_offline_derived_verdicts_match_the_offline_judge(bedrock_standin, rubri
         assert {n: outcome.verdict.sub_scores[n] for n in expected.sub_scores} == {
             n: round(v * 4) / 4 for n, v in expected.sub_scores.items()}
         assert outcome.verdict.rationale == expected.rationale
+
+
+def test_a_prompt_that_names_its_sub_scores_in_other_words_gets_every_one_its_tool_schema_lists(bedrock_standin):
+    client = bedrock_standin.client()
+
+    def ask(tool_spec: dict) -> dict:
+        reply = client.converse(
+            modelId=MODEL_ID,
+            messages=[{"role": "user", "content": [{"text": "Grade the sub-score tone of the dimension fluency."}]}],
+            toolConfig={"tools": [{"toolSpec": tool_spec}], "toolChoice": {"tool": {"name": TOOL_NAME}}})
+        return reply["output"]["message"]["content"][0]["toolUse"]["input"]
+
+    one = ask(verdict_tool_spec(["grammar", "tone", "readability"]))
+    assert sorted(one["levels"]) == ["grammar", "readability", "tone"]
+    assert parse_verdict({"stopReason": "tool_use", "output": {"message": {"content": [
+        {"toolUse": {"name": TOOL_NAME, "input": one}}]}}}, ["tone"]).sub_scores["tone"] >= 0.75
+    both = ask(combined_verdict_tool_spec({"fluency": ["grammar", "tone"], "relevance": RELEVANCE_SUBS}))
+    assert {d: sorted(v["levels"]) for d, v in both.items()} == {
+        "fluency": ["grammar", "tone"], "relevance": sorted(RELEVANCE_SUBS)}

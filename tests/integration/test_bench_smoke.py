@@ -25,4 +25,5 @@ def test_bench_runs_all_modes_and_writes_results(tmp_path, capsys):
     assert modes["combined"]["calls_per_case"] <= 1
     assert results["cache_rerun_calls"] == 0 and modes["per_dimension_cache_rerun"]["cached_verdicts"] == a["judge_calls"]
     assert modes["naive"]["calls_per_case"] == 15 and modes["naive"]["extrapolated"]
+    assert (modes["naive"]["scored"], modes["naive"]["unscored"]) == (1, 0)  # the baseline did the work
     assert {"utilization", "speedup_vs_naive", "targets"} <= set(results)

@@ -1,14 +1,18 @@
 """Throughput and cost machinery against the local Converse stand-in (bench/standin.py), through the
 real BedrockJudge and a real boto3 client: combined mode on the wire, the verdict cache, the
-estimate's token arithmetic, and the adaptive engine under a throttling quota."""
+estimate's token arithmetic, the adaptive engine under a throttling quota, and the bench's naive
+baseline (scored by the stand-in; a baseline with unscored cases fails the bench)."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 import pytest
 
+import bench.__main__ as bench_main
+from bench.naive import NaiveEvaluator
 from bench.standin import BedrockStandin
 from fmquality.run.dataset import load_catalog, load_dataset
 from fmquality.schemes import scheme_for
@@ -186,3 +190,51 @@ def test_no_case_is_lost_or_double_counted_under_a_throttling_quota(golden, rubr
     assert all(r.status == "scored" for r in results)
     # What the results record is what the stand-in saw: every attempt, throttled or not.
     assert sum(r.judge_calls for r in results) == stats["requests"]
+
+
+# -------------------------------------------------------------------------------------------------
+# The bench's naive baseline is scored, and a baseline that is not fails the bench
+# -------------------------------------------------------------------------------------------------
+
+
+def test_the_naive_evaluators_cases_are_scored_by_the_stand_in(bedrock_standin, golden, rubric):
+    cases = golden[:: len(golden) // 3][:3]
+    outcomes = [NaiveEvaluator(bedrock_standin.client(), MODEL_ID, rubric).evaluate(c) for c in cases]
+    assert [o["test_id"] for o in outcomes if o["unscored"]] == []
+    assert all(0.0 <= o["composite"] <= 1.0 for o in outcomes)
+    sent = bedrock_standin.requests(MODEL_ID)
+    assert len(sent) == bedrock_standin.stats()["ok"] == 15 * len(cases)
+    # Its prompts name one sub-score in their own words; the stand-in reads the tool schema instead.
+    assert not any("Grade exactly these sub-scores" in b["messages"][0]["content"][0]["text"] for b in sent)
+
+
+class OneSubScoreUnreadNaive(NaiveEvaluator):
+    """The naive evaluator with the verdict of one sub-score unreadable, as every verdict once was."""
+
+    def _ask(self, dimension, sub_score, case):
+        return None if sub_score == "grammar" else super()._ask(dimension, sub_score, case)
+
+
+def test_the_bench_misses_its_speedup_target_against_a_baseline_with_unscored_cases(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(bench_main, "NaiveEvaluator", OneSubScoreUnreadNaive)
+    out = tmp_path / "results.json"
+    code = bench_main.main(["judge", "--limit", "3", "--naive-cases", "2", "--latency-ms", "0", "--rps", "1000",
+                            "--concurrency", "2", "--out", str(out)])
+    results = json.loads(out.read_text(encoding="utf-8"))
+    naive = results["modes"]["naive"]
+    assert code == 1
+    assert (naive["scored"], naive["unscored"], len(naive["unscored_cases"])) == (0, 2, 2)
+    line = "speedup_vs_naive >= 20, naive baseline scored 0/2 measured cases (all needed)"
+    assert results["targets"][line] is False
+    assert f'"{line}": false' in capsys.readouterr().out
+
+
+def test_the_speedup_target_is_met_only_against_a_baseline_that_scored_every_case():
+    modes = {"per_dimension": {"unscored": 0, "lost": 0, "double_counted": 0, "calls_per_case": 3.2},
+             "combined": {"calls_per_case": 1.0},
+             "naive": {"scored": 20, "unscored": 0}}
+    assert all(bench_main.judge_targets(modes, 0.95, 30.0, 0).values())
+    modes["naive"] = {"scored": 19, "unscored": 1}
+    targets = bench_main.judge_targets(modes, 0.95, 30.0, 0)
+    assert [k for k, met in targets.items() if not met] == [
+        "speedup_vs_naive >= 20, naive baseline scored 19/20 measured cases (all needed)"]

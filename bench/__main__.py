@@ -29,6 +29,9 @@ and the Bedrock stand-in).
 ``cores``: bench/cores.py, the direct engine with the offline judge on 1 and 2 worker processes, and
 its peak memory at 500 and 5,000 cases.
 
+``drift``: bench/drift_sim.py, the stream drift detector on a simulated day and week of judged
+traffic: minutes to flag a 10 % and a 2 % drop, false alarms per stratum-week.
+
 All write bench/results.json (the judge's figures at the top level, the catalog's under
 ``catalog_scale``, the A/A test's under ``aa``, the others under their scenario's name). Not part of
 `make test`. See docs/performance.md for the figures.
@@ -45,7 +48,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT, aa, answer_size, catalog_scale, cores, engines, shown, warm_up
+from bench import ROOT, aa, answer_size, catalog_scale, cores, drift_sim, engines, shown, warm_up
 from bench.naive import NaiveEvaluator
 from bench.standin import BedrockStandin
 from fmquality.run.dataset import load_catalog, load_dataset
@@ -65,7 +68,7 @@ TARGETS = {
 }
 
 
-SCENARIOS = ("judge", "catalog", "aa", "size", "engines", "cores")
+SCENARIOS = ("judge", "catalog", "aa", "size", "engines", "cores", "drift")
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -322,6 +325,10 @@ def main(argv: list[str] | None = None) -> int:
         out["cores"] = cores.run(args)
         print(cores.format_summary(out["cores"]))
         met = met and all(out["cores"]["targets"].values())
+    if "drift" in scenarios:  # bench/drift_sim.py: the stream drift detector on simulated traffic
+        out["drift"] = drift_sim.run(args)
+        print(drift_sim.format_summary(out["drift"]))
+        met = met and all(out["drift"]["targets"].values())
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
     return 0 if met else 1

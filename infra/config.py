@@ -352,6 +352,24 @@ def _all_match(values: list[str], pattern: re.Pattern[str], what: str) -> list[s
         raise ValueError("lists an entry twice")
     return values
 
+class OnlineJudgingConfig(_Strict):
+    """Online judging and drift on the stream (issue 20): turns objects -> SQS -> the online judge; the
+    drift check on a schedule; the actions on QualityDriftDetected. The sampler's rate and quota and the
+    detector's settings are the rubric's (``production.online``, ``production.stream_drift``)."""
+
+    enabled: bool = True
+    # S3 notifications (turns objects) per invocation, and how many invocations at once (the judge's
+    # Bedrock quota is shared with the gate: see docs/production-watch.md for the throughput).
+    batch_size: int = Field(default=2, ge=1, le=10)
+    max_concurrency: int = Field(default=10, ge=2, le=1000)
+    drift_check_minutes: int = Field(default=5, ge=1, le=60)
+    # On QualityDriftDetected: start a replay of the window (current vs previous production target),
+    # and emit QualityRollbackRecommended; restoring the previous target is off unless set here.
+    replay_on_drift: bool = True
+    recommend_rollback: bool = True
+    restore_on_recommendation: bool = False
+
+
 class ProductionWatchConfig(_Strict):
     """Production watch (issue 10): capture stream, weekly sampler, drift/review function, alarms.
     A nested stack of its own, so the evaluation stack's template stays well under CloudFormation's limits."""
@@ -365,12 +383,32 @@ class ProductionWatchConfig(_Strict):
     # Firehose buffering before a file is written (dynamic partitioning needs at least 64 MB).
     buffer_interval_seconds: int = Field(default=300, ge=60, le=900)
     buffer_size_mb: int = Field(default=64, ge=64, le=128)
+    online: OnlineJudgingConfig = Field(default_factory=OnlineJudgingConfig)
 
     @field_validator("schedule_expression")
     @classmethod
     def _schedule_expression(cls, value: str) -> str:
         if not _CRON_OR_RATE.match(value):
             raise ValueError("must be an EventBridge expression like 'cron(0 2 ? * MON *)' or 'rate(7 days)'")
+        return value
+
+
+class ProbesConfig(_Strict):
+    """Counterfactual probes (issue 20): the probes file (upload it: docs/deploying.md) answered by the
+    production target on a schedule (EventBridge Scheduler), judged as a run with trigger "probe"; its
+    ProbeFailureRate (percent of judged probes that failed) above the SLO raises the alarm."""
+
+    enabled: bool = True
+    # Under datasets/: the only inputs Prepare may read.
+    dataset_key: str = Field(default="datasets/mangaassist/probes.jsonl", pattern=r"^datasets/[A-Za-z0-9!_.*'()/\-]+$")
+    schedule_expression: str = "rate(1 day)"
+    failure_rate_slo_percent: float = Field(default=0.5, ge=0.0, le=100.0)
+
+    @field_validator("schedule_expression")
+    @classmethod
+    def _schedule_expression(cls, value: str) -> str:
+        if not _CRON_OR_RATE.match(value):
+            raise ValueError("must be an EventBridge Scheduler expression like 'rate(1 day)' or 'cron(0 4 * * ? *)'")
         return value
 
 
@@ -430,6 +468,9 @@ class FmQualityConfig(_Strict):
     # Answer generation from targets (Generate function, production target parameter, triggers' inputs).
     generation: GenerationConfig = Field(default_factory=GenerationConfig)
     production_watch: ProductionWatchConfig = Field(default_factory=ProductionWatchConfig)
+    # A replay (execution input "replay") estimated above this many USD starts only with "approve_cost": true.
+    replay_budget_usd: float = Field(default=5.0, ge=0.0)
+    probes: ProbesConfig = Field(default_factory=ProbesConfig)
     # The evaluation state machine's CloudWatch Logs: level, and whether events carry execution data.
     state_machine_logs: StateMachineLogsConfig = Field(default_factory=StateMachineLogsConfig)
     # The rubric profile (datasets/profiles/<name>.yaml) the stack scores with: one scorer function per

@@ -9,6 +9,7 @@
   ``datasets/production/sample-<date>.jsonl`` and starts the evaluation state machine.
 - The watch Lambda, on "EvaluationCompleted" from the project bus: monitor status, drift, review
   queue (REVIEW#<run_id> items of the evaluation table), metrics, SNS alerts.
+- Online judging and drift on the stream (``production_watch.online``): infra/constructs/online_judging.py.
 - Alarms on DriftFlag (per intent x locale) and JudgeAgreementKappa to the alerts topic, and a
   dashboard row.
 - The sampler and the watch function are invoked asynchronously by their rules: each has one dead-letter
@@ -43,6 +44,7 @@ from infra.constructs.dead_letters import DeadLetterQueue
 from infra.constructs.evaluation_functions import EvaluationFunctions
 from infra.constructs.metrics import per_intent, project_metric, publish_metrics_statement
 from infra.constructs.monitoring import Monitoring
+from infra.constructs.online_judging import OnlineJudging
 from infra.constructs.policies import statement
 from infra.constructs.storage import REVIEW_PK_PREFIX, Storage
 
@@ -83,6 +85,11 @@ class ProductionWatch(NestedStack):
         self.stream = self._capture_stream()
         self.sampler = self._weekly_sampler(state_machine)
         self.watch = self._run_watcher(storage, event_bus, monitoring)
+        # Online judging and drift on the stream (infra/constructs/online_judging.py).
+        self.online = OnlineJudging(
+            self, "Online", config=config, storage=storage, functions=functions, kit=self.kit,
+            bucket_arn=self._bucket_arn, state_machine=state_machine, event_bus=event_bus, topic=monitoring.topic,
+            topic_key_arn=monitoring.topic_key.key_arn) if self._settings.online.enabled else None
         self.book = AlarmBook(self, monitoring.topic)
         self.alarms = self.book.alarms
         self._drift_alarms()

@@ -52,6 +52,7 @@ GSI1 = "gsi1"
 #   Aggregate         GetItem, Query, PutItem, UpdateItem       RUN#         its run and the baseline run's record,
 #                                                                            every result (Query on pk), error
 #                                                                            records, the run's outcome
+#                     PutItem                                   REVIEW#      a failed gate's failing items
 #   Watch             PutItem, Query                            REVIEW#      the sampled run's review queue
 #   Generate, WatchSampler, RedactTransform: no table access.
 #

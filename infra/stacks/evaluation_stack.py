@@ -17,6 +17,7 @@ from infra.config import FmQualityConfig
 from infra.constructs.evaluation_functions import EvaluationFunctions
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.production_target import ProductionTarget
+from infra.constructs.probes import Probes
 from infra.constructs.production_watch import ProductionWatch
 from infra.constructs.state_machine import EvaluationStateMachine
 from infra.constructs.storage import Storage
@@ -61,6 +62,10 @@ class EvaluationStack(Stack):
             self.production_watch = ProductionWatch(
                 self, "ProductionWatch", config=config, storage=self.storage, functions=self.functions,
                 state_machine=self.state_machine, event_bus=self.event_bus, monitoring=self.monitoring)
+        # Counterfactual probes (issue 20): the probes file against the production target, on a schedule.
+        if config.probes.enabled:
+            self.probes = Probes(self, "Probes", config=config, storage=self.storage,
+                                 state_machine=self.state_machine, topic=self.monitoring.topic)
 
     def _outputs(self) -> None:
         """What operators and the CLI look up after a deploy."""

@@ -50,6 +50,8 @@ class PrepareEnv(FunctionEnv):
     default_tolerated_failure_percentage: float = Field(
         alias="DEFAULT_TOLERATED_FAILURE_PERCENTAGE", default=5.0, ge=0.0, le=100.0
     )
+    # A replay estimated above this (USD) starts only with "approve_cost": true (run.replay).
+    replay_budget_usd: float = Field(alias="REPLAY_BUDGET_USD", default=5.0, ge=0.0)
 
 
 EnvT = TypeVar("EnvT", bound=FunctionEnv)

@@ -214,8 +214,13 @@ EMF_METRICS = {"JudgeThrottles", "JudgeCalls", "JudgeInputTokens", "JudgeOutputT
                "GenerationLatencyMs", "GenerationErrors", "GenerationInputTokens", "GenerationOutputTokens"}
 
 
+# Published by probe runs only (trigger "probe"): tests/integration/test_probes_aws.py and
+# tests/infrastructure/test_probes.py check the name the alarm watches is the one Aggregate publishes.
+PROBE_RUN_METRICS = {"ProbeFailureRate"}
+
+
 def test_published_metrics_are_the_ones_the_alarms_watch(evaluation_template, tmp_path):
-    alarm_metrics = {m for m in _alarm_metrics(evaluation_template) if m[0] not in EMF_METRICS}
+    alarm_metrics = {m for m in _alarm_metrics(evaluation_template) if m[0] not in EMF_METRICS | PROBE_RUN_METRICS}
     assert any(dims for _name, dims in alarm_metrics), "expected per-intent alarms in the template"
     # a dataset with the intents the alarms name
     intents = {value for _name, dims in alarm_metrics for key, value in dims if key == "Intent"}

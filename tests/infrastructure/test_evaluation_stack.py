@@ -165,8 +165,11 @@ def test_grants_follow_each_step(evaluation_template):
         return actions_of(policy_statements_for_function(evaluation_template, functions[role][1]))
 
     tracing_and_logs = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "logs:CreateLogStream", "logs:PutLogEvents"}
+    # s3:ListBucket: a replay lists its window's captured turns (prefix-conditioned, test_probes.py);
+    # s3:GetObjectVersion: a Bedrock judge reads a versioned bundle's model id (judge is not generator).
     assert actions("prepare") - tracing_and_logs == {
-        "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "ssm:GetParameter"}
+        "s3:GetObject", "s3:GetObjectVersion", "s3:ListBucket", "s3:PutObject", "dynamodb:GetItem",
+        "dynamodb:PutItem", "dynamodb:Query", "ssm:GetParameter"}
     assert actions("composite") - tracing_and_logs == {"s3:GetObject", "dynamodb:PutItem"}
     assert actions("relevance") - tracing_and_logs == {"s3:GetObject", "dynamodb:GetItem", "dynamodb:PutItem", "bedrock:InvokeModel"}
     assert actions("score_case") == actions("relevance")  # the scorers' work in one invocation, their grants

@@ -135,3 +135,68 @@ def test_the_watch_key_prefixes_are_the_cores():
 
     assert TURNS_PREFIX == CORE_TURNS_PREFIX
     assert sample_key(date(2026, 11, 23)).startswith(f"{SAMPLES_PREFIX}sample-")
+
+
+# ---- online judging and drift on the stream (issue 20) --------------------------------------------
+
+
+def _by_handler(template, name):
+    return functions_by_handler_env(template)[name]
+
+
+def test_turns_notifications_reach_the_online_judge_through_an_encrypted_queue(watch_synth, watch_template):
+    outdir, name = watch_synth
+    parent = json.loads((outdir / f"{name}.template.json").read_text())
+    assert not resources_of(parent, "Custom::S3BucketNotifications")  # no custom resource in the parent
+    assert any(b["Properties"].get("NotificationConfiguration") == {"EventBridgeConfiguration": {"EventBridgeEnabled": True}}
+               for b in resources_of(parent, "AWS::S3::Bucket").values())
+    queues = resources_of(watch_template, "AWS::SQS::Queue")
+    (turns_id,) = [k for k in queues if k.startswith("OnlineTurnsQueue")]
+    (rule,) = [r["Properties"] for r in resources_of(watch_template, "AWS::Events::Rule").values()
+               if r["Properties"].get("EventPattern", {}).get("source") == ["aws.s3"]]
+    assert rule["EventPattern"]["detail"]["object"] == {"key": [{"prefix": "production/turns/"}]}
+    assert "EventBusName" not in rule and rule["Targets"][0]["Arn"] == {"Fn::GetAtt": [turns_id, "Arn"]}
+    turns = queues[turns_id]["Properties"]
+    assert turns["SqsManagedSseEnabled"] is True and turns["RedrivePolicy"]["maxReceiveCount"] == 3
+    judge_id, _ = _by_handler(watch_template, "online_judge")
+    (mapping,) = [m["Properties"] for m in resources_of(watch_template, "AWS::Lambda::EventSourceMapping").values()
+                  if m["Properties"]["FunctionName"] == {"Ref": judge_id}]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [turns_id, "Arn"]}
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    ssl = [s for p in resources_of(watch_template, "AWS::SQS::QueuePolicy").values()
+           if {"Ref": turns_id} in p["Properties"]["Queues"] for s in p["Properties"]["PolicyDocument"]["Statement"]
+           if s["Effect"] == "Deny"]
+    assert ssl and ssl[0]["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+
+
+def test_online_judge_writes_only_online_results_counts_and_cells(watch_template):
+    _, judge = _by_handler(watch_template, "online_judge")
+    statements = policy_statements_for_function(watch_template, judge)
+    writes = {a: s for s in statements for a in as_list(s["Action"]) if a.startswith("dynamodb:")}
+    keys = {a: s["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] for a, s in writes.items()}
+    assert keys["dynamodb:UpdateItem"] == ["ONLINE#*"]
+    assert "RUN#*" in keys["dynamodb:PutItem"] or "VERDICT#*" in keys["dynamodb:PutItem"]
+    assert all(s["Resource"] != "*" for s in statements if not set(as_list(s["Action"])) <= {
+        "xray:PutTraceSegments", "xray:PutTelemetryRecords", "cloudwatch:PutMetricData"})
+
+
+def test_drift_check_runs_on_an_eventbridge_schedule_with_a_dead_letter_queue(watch_template):
+    check_id, check = _by_handler(watch_template, "drift_check")
+    (schedule,) = [s["Properties"] for s in resources_of(watch_template, "AWS::Scheduler::Schedule").values()]
+    assert schedule["ScheduleExpression"] == "rate(5 minutes)" and schedule["State"] == "ENABLED"
+    assert schedule["Target"]["Arn"] == {"Fn::GetAtt": [check_id, "Arn"]}
+    assert "Arn" in json.dumps(schedule["Target"]["DeadLetterConfig"])
+    statements = policy_statements_for_function(watch_template, check)
+    assert any("events:PutEvents" in as_list(s["Action"]) for s in statements)
+
+
+def test_drift_detected_invokes_the_action_and_nothing_restores_by_default(watch_template):
+    action_id, action = _by_handler(watch_template, "drift_action")
+    rules = [r["Properties"] for r in resources_of(watch_template, "AWS::Events::Rule").values()
+             if any(t["Arn"] == {"Fn::GetAtt": [action_id, "Arn"]} for t in r["Properties"].get("Targets", []))]
+    assert [r["EventPattern"]["detail-type"] for r in rules] == [["QualityDriftDetected"]]
+    env = action["Properties"]["Environment"]["Variables"]
+    assert env["RESTORE_ENABLED"] == "false" and env["REPLAY_ENABLED"] == "true"
+    actions = {a for s in policy_statements_for_function(watch_template, action) for a in as_list(s["Action"])}
+    assert "ssm:PutParameter" not in actions and {"states:StartExecution", "events:PutEvents",
+                                                   "ssm:GetParameterHistory"} <= actions

@@ -11,6 +11,7 @@ from infra.constructs import storage
 from tests.infrastructure.conftest import as_list, functions_by_handler_env, policy_statements_for_function, resources_of
 
 RUN, DATASET, VERDICT, CATALOG, REVIEW = "RUN#", "DATASET#", "VERDICT#", "CATALOG#", "REVIEW#"
+ONLINE = "ONLINE#"
 
 # function (functions_by_handler_env's name) -> action -> the partition-key prefixes it may touch.
 EXPECTED: dict[str, dict[str, set[str]]] = {
@@ -19,12 +20,18 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
     "generate": {},
     "score_case": {"dynamodb:GetItem": {VERDICT}, "dynamodb:PutItem": {VERDICT}},  # a scorer of every dimension
     "composite": {"dynamodb:PutItem": {RUN}},
-    "aggregate": {action: {RUN} for action in
-                  ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query")},
+    # PutItem on REVIEW# too: a failed gate's failing items go to the review queue (issue 20).
+    "aggregate": {"dynamodb:GetItem": {RUN}, "dynamodb:PutItem": {RUN, REVIEW}, "dynamodb:UpdateItem": {RUN},
+                  "dynamodb:Query": {RUN}},
     # production watch
     "redact_transform": {},
     "sampler": {},
     "watch": {"dynamodb:PutItem": {REVIEW}, "dynamodb:Query": {REVIEW}},
+    # online judging (issue 20): results like a run's, per-window counts and cells, the verdict cache
+    "online_judge": {"dynamodb:PutItem": {RUN, VERDICT}, "dynamodb:UpdateItem": {ONLINE},
+                     "dynamodb:GetItem": {VERDICT}},
+    "drift_check": {"dynamodb:Query": {ONLINE, RUN}},
+    "drift_action": {},
 }
 SCORER = {"dynamodb:GetItem": {VERDICT}, "dynamodb:PutItem": {VERDICT}}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -177,10 +178,13 @@ def test_prepare_resolves_auto_to_the_approved_baseline(aws, lambda_context):
 
     put_dataset(aws.s3, CASES)
     table = EvaluationTable("fmq-eval-test", aws.ddb)
-    table.register_run("old-run", DATASET_ID, report_key="runs/old-run/report.json")
+    # The baseline's run was over the same dataset contents (issue 20: auto compares equal contents only).
+    contents = hashlib.sha256(aws.s3.get_object(Bucket=BUCKET, Key=DATASET_KEY)["Body"].read()).hexdigest()
+    table.register_run("old-run", DATASET_ID, report_key="runs/old-run/report.json", dataset_sha256=contents)
     table.approve_baseline(DATASET_ID, "old-run", "runs/old-run/report.json")
 
     assert _prepare(load_event("prepare.json", execution_name="new-run"), lambda_context)["baseline_run_id"] == "old-run"
+    assert table.get_run("new-run")["dataset_sha256"] == contents
     explicit = _prepare(load_event("prepare.json", execution_name="new-run-2", baseline="old-run"), lambda_context)
     assert explicit["baseline_run_id"] == "old-run"
     with pytest.raises(BaselineNotFound):
@@ -383,3 +387,27 @@ def test_prepare_keeps_only_the_cases_the_filter_selects(aws, lambda_context):
 
     with pytest.raises(Exception, match="selects no case"):
         _prepare(load_event("prepare.json", filter="tag=no-such-tag", execution_name="none-selected"), lambda_context)
+
+
+def test_auto_never_compares_runs_over_other_dataset_contents(aws, lambda_context):
+    """Issue 20, item 7: the approved baseline's run was over other contents (or recorded none): refused
+    with a note naming both hashes, and the run goes on without a baseline."""
+    from fmquality.adapters.dynamodb import EvaluationTable
+
+    put_dataset(aws.s3, CASES)
+    table = EvaluationTable("fmq-eval-test", aws.ddb)
+    table.register_run("old-run", DATASET_ID, report_key="runs/old-run/report.json", dataset_sha256="ab" * 32)
+    table.approve_baseline(DATASET_ID, "old-run", "runs/old-run/report.json")
+
+    out = _prepare(load_event("prepare.json", execution_name="edited-dataset", dataset_version="golden-v4"), lambda_context)
+    assert out["baseline_run_id"] is None
+    run = table.get_run("edited-dataset")
+    assert run["dataset_version"] == "golden-v4"
+    assert "other dataset contents" in run["baseline_note"] and "abababababab" in run["baseline_note"]
+    assert run["dataset_sha256"][:12] in run["baseline_note"]
+
+    table.register_run("unhashed", DATASET_ID, report_key="runs/unhashed/report.json")  # before content hashes
+    table.approve_baseline(DATASET_ID, "unhashed", "runs/unhashed/report.json")
+    out = _prepare(load_event("prepare.json", execution_name="after-unhashed"), lambda_context)
+    assert out["baseline_run_id"] is None
+    assert "no recorded content hash" in table.get_run("after-unhashed")["baseline_note"]

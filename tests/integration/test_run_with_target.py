@@ -17,7 +17,8 @@ from fmquality.cli.main import main
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "datasets" / "mangaassist" / "golden.jsonl"
 CATALOG = ROOT / "datasets" / "mangaassist" / "catalog.json"
-ALLOWED_REQUEST_FIELDS = {"test_id", "query", "conversation_history", "locale", "page_context"}
+# "replay": whether the turn replays captured traffic (issue 20); false in a gate run.
+ALLOWED_REQUEST_FIELDS = {"test_id", "query", "conversation_history", "locale", "page_context", "replay"}
 PER_INTENT = 3
 # Written into the run's lines where only the gate may read them: a label, and an unknown field (kept
 # in metadata). Neither may reach the chatbot.

@@ -49,5 +49,8 @@ def test_dataset_is_the_ordinary_format_with_recorded_answer_and_tags():
     loaded = parse_lines(dataset_text(sampled).encode().splitlines(), "sample.jsonl")
     assert not loaded.errors and len(loaded.cases) == 3
     case = loaded.cases[0]
-    assert case.response == "a." and case.tags == ["production", "dt:2026-11-16"]
+    # production and the day; the capture time, the answering version and (when known) the tier feed
+    # the stream drift's windows and strata.
+    assert case.response == "a." and case.tags[:2] == ["production", "dt:2026-11-16"]
+    assert case.tags[2].startswith("captured:2026-11-16T") and case.tags[3] == "version:p@m"
     assert case.metadata["model_id"] == "m" and case.locale == "ja-JP"

@@ -25,7 +25,8 @@ from fmquality.targets.lambda_function import LambdaTarget
 from fmquality.targets.python_function import PythonTarget
 from fmquality.targets.recorded import RecordedTarget
 
-ALLOWED_REQUEST_FIELDS = {"test_id", "query", "conversation_history", "locale", "page_context"}
+# "replay": whether the turn is a replay of captured traffic (issue 20), false for a gate run.
+ALLOWED_REQUEST_FIELDS = {"test_id", "query", "conversation_history", "locale", "page_context", "replay"}
 MODEL_ID = "anthropic.claude-haiku-4-5-20251001-v1:0"
 SECRET_FACT = "unopened items can be returned within 15 days of delivery"
 RECORDED_ANSWER = "You can return unopened items within 15 days of delivery."

@@ -4,8 +4,10 @@ its own module with ``register(sub)`` (its options; ``command_fn`` the function 
     run                            cli/run.py        evaluate a dataset and apply the gate
     estimate                       cli/estimate.py   judge calls, tokens and cost before any call
     calibrate                      cli/calibrate.py  agreement with human ratings and labels
+    judge-calibration              cli/judge_calibration.py  a candidate judge model's ceremony
+    replay                         cli/replay.py     a window of captured turns, candidate vs control
     schema                         cli/schema.py     the JSON Schema of a dataset line
-    compare                        cli/compare.py    two report.json files
+    compare                        cli/compare.py    two runs (folders or report.json), per-item diff
     start | approve-baseline | catalog   cli/aws.py  the deployed gate
     sample | drift | review        cli/watch.py      the production watch, locally
 
@@ -18,14 +20,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fmquality.cli import calibrate, compare, estimate, run, schema, watch
+from fmquality.cli import calibrate, compare, estimate, judge_calibration, replay, run, schema, watch
 from fmquality.cli.common import EXIT_RUN_FAILED, err
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fmquality", description="FM output quality gate")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (run, estimate, calibrate, schema, watch, compare):
+    for group in (run, estimate, calibrate, judge_calibration, schema, watch, compare, replay):
         group.register(sub)
     try:
         from fmquality.cli import aws
@@ -34,6 +37,18 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         aws.register(sub)
     return parser
+
+
+def installed_version() -> str:
+    """The installed distribution's version; from a checkout without an install, the package's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fmquality")
+    except PackageNotFoundError:
+        from fmquality import __version__
+
+        return __version__
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,7 +75,8 @@ def _report_failure(exc: Exception) -> None:
     elif isinstance(exc, BotoCoreError):
         err(f"error: AWS could not be reached: {exc}")
     elif isinstance(exc, ImportError):
-        err(f"error: a module this command needs is missing: {exc} (install the project's requirements)")
+        err(f"error: a module this command needs is missing: {exc} (the local engines and the offline judge "
+            "need the `local` extra: pip install 'fmquality[local]', or requirements-local.txt in a checkout)")
     elif isinstance(exc, OSError):
         err(f"error: {exc}")
     else:

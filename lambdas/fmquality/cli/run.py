@@ -1,12 +1,12 @@
 """`fmquality run`: evaluate a dataset and apply the quality gate, on the local state machine (the default:
 the deployed ASL and handlers on embedded AWS, ``engines.local``) or in-process (``engines.direct``).
-Both write the same files into --out; this module reads the options, checks the inputs and prints.
+Both write the same files into --out (report.html, report.json, results.jsonl, junit.xml, summary.md);
+this module reads the options, checks the inputs and prints (``cli.progress``, ``cli.run_outputs``).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,23 +14,39 @@ from typing import Any
 
 from fmquality.cli.common import (EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, EXIT_RUN_FAILED,
                                   add_scoring_options, err, judge_options, load_inputs)
+from fmquality.cli.progress import run_progress
+from fmquality.cli.run_outputs import closing_note, example_notice, publish_ci_outputs
 from fmquality.engines.outputs import FolderStorage, clear_run_outputs
 from fmquality.run import layout
 
 
 def register(sub: Any) -> None:
     run = sub.add_parser("run", help="evaluate a dataset and apply the quality gate")
-    run.add_argument("--dataset", required=True, help="JSON Lines dataset")
+    source = run.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dataset", help="JSON Lines dataset")
+    source.add_argument("--example", action="store_true",
+                        help="the shipped MangaAssist golden set and its catalog (defective answers on purpose: "
+                             "its gate fails by design)")
     add_scoring_options(run)
-    run.add_argument("--baseline", help="report.json of the baseline run to compare with")
-    run.add_argument("--out", default="runs/latest", help="output folder (default runs/latest)")
+    run.add_argument("--baseline", help="report.json (or the run folder holding it) of the baseline run to compare with")
+    run.add_argument("--out", default="runs/latest",
+                     help="output folder: report.html, report.json, results.jsonl, junit.xml, summary.md "
+                          "(default runs/latest)")
+    run.add_argument("--history", metavar="DIR",
+                     help="folder of earlier runs' output folders for the report's trend (default: the folder --out is in)")
+    run.add_argument("--junit", metavar="PATH", help="also copy the run's junit.xml (one test case per item) to PATH")
+    run.add_argument("--summary", metavar="PATH",
+                     help="also copy the run's summary.md (gate, pass rates, failing items) to PATH; with "
+                          "GITHUB_STEP_SUMMARY set it is appended there too")
     run.add_argument("--skip-invalid", action="store_true", help="evaluate valid lines; write bad ones to rejected.jsonl")
     run.add_argument("--run-id", help="run id (default: generated)")
     run.add_argument("--filter", metavar="EXPR",
                      help="score a subset: key=value[,value...] clauses joined by ';' (AND; values in a clause: OR); "
                           "keys tag, intent (category), locale, complexity, test_id, e.g. \"tag=policy,retrieval;locale=ja-JP\"")
-    run.add_argument("--trigger", default="manual")
-    run.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    run.add_argument("--trigger", default="manual",
+                     help="what started the run, recorded in the report and its metrics (default manual; "
+                          "e.g. ci, schedule, pipeline)")
+    run.add_argument("--quiet", action="store_true", help="no progress (bar or lines) and no table")
     run.add_argument("--engine", choices=["stepfunctions-local", "direct"], default="stepfunctions-local",
                      help="stepfunctions-local: the real state machine and handlers on embedded AWS (default); "
                           "direct: the same core in-process, faster")
@@ -53,10 +69,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     console = Console(stderr=False, quiet=args.quiet)
+    if args.example:
+        use_example(args)
     inputs = load_inputs(args, with_baseline=True)
     if inputs is None:
         return EXIT_BAD_INPUT
     rubric, loaded, baseline = inputs
+    if args.example:
+        console.print(example_notice(loaded.cases), highlight=False, soft_wrap=True)
     try:
         subset = parse_filter(args.filter)
     except FilterError as exc:
@@ -71,15 +91,40 @@ def cmd_run(args: argparse.Namespace) -> int:
         layout.write_text(FolderStorage(out), layout.REJECTED, layout.rejected_text(loaded.errors))
         err(f"skipped {len(loaded.errors)} invalid line(s): see {out / layout.REJECTED}")
     if args.engine == "stepfunctions-local":
-        return _on_state_machine(args, out, console, baseline)
-    return _direct(args, out, console, rubric, loaded, baseline, subset)
+        code = _on_state_machine(args, out, console, baseline)
+    else:
+        code = _direct(args, out, console, rubric, loaded, baseline, subset)
+    if code in (EXIT_PASSED, EXIT_GATE_FAILED) and (out / layout.REPORT_JSON).is_file():
+        _review_page(args, out, rubric)
+        _finish(args, out, console)
+    return code
 
 
-def _progress(label: str, console: Any, quiet: bool) -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _review_page(args: argparse.Namespace, out: Path, rubric: Any) -> None:
+    """report.html rewritten from the run's files with what only this machine has: the dataset's expected
+    facts and reference answers, the user's own file paths, and the trend of earlier runs."""
+    from fmquality.report.page import write_run_page
 
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, disable=not (sys.stdout.isatty() and not quiet))
+    write_run_page(out, dataset=Path(args.dataset), catalog=Path(args.catalog) if args.catalog else None,
+                   history=Path(args.history) if args.history else None, min_pass_rate=rubric.gate.min_pass_rate)
+
+
+def use_example(args: argparse.Namespace) -> None:
+    """--example: the shipped golden set and, unless given, its catalog (from a checkout or the package)."""
+    from fmquality.engines.shipped import EXAMPLE_CATALOG, EXAMPLE_DATASET
+
+    args.dataset = str(EXAMPLE_DATASET)
+    args.catalog = args.catalog or str(EXAMPLE_CATALOG)
+
+
+def _finish(args: argparse.Namespace, out: Path, console: Any) -> None:
+    """The CI copies, then where the report is and what to read first (the run cleared --out before it
+    started: a report.json there is this run's)."""
+    from fmquality.report.build import load_report
+
+    for line in publish_ci_outputs(out, args.junit, args.summary):
+        console.print(line, highlight=False)
+    console.print(closing_note(out, load_report(out / layout.REPORT_JSON), args.example), highlight=False, soft_wrap=True)
 
 
 def print_summary(report: Any, console: Any) -> None:
@@ -133,7 +178,8 @@ def _direct(args: argparse.Namespace, out: Path, console: Any, rubric: Any, load
     try:
         judge = direct.make_judge(options, rubric)
         targets = direct.build_targets({"candidate": (args.target, "--target"),
-                                        "control": (args.control, "--control")}, rubric)
+                                        "control": (args.control, "--control")}, rubric,
+                                       judge_model_id=direct.judge_model_of(options, judge))
     except (ValueError, OSError) as exc:
         err(f"error: {exc}")
         return EXIT_BAD_INPUT
@@ -141,7 +187,7 @@ def _direct(args: argparse.Namespace, out: Path, console: Any, rubric: Any, load
         run_id=args.run_id or f"local-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}",
         dataset=args.dataset, catalog=args.catalog, trigger=args.trigger, selection=selection,
         rejected_lines=layout.rejected_line_count(loaded.errors), baseline=baseline, targets=targets)
-    progress = _progress("scoring", console, args.quiet)
+    progress = run_progress("scoring", console, args.quiet)
 
     def start(arm: str, total: int) -> Any:
         task = progress.add_task(arm, total=total)
@@ -202,7 +248,7 @@ def _run_state_machine(args: argparse.Namespace, out: Path, console: Any, baseli
     from fmquality.engines import local
     from fmquality.judges.cache import DEFAULT_CACHE_DIR
 
-    progress = _progress("state machine", console, args.quiet)
+    progress = run_progress("state machine", console, args.quiet)
     with progress:
         task = progress.add_task("items", total=None)
         outcome = local.run_local_execution(
@@ -222,7 +268,7 @@ def _state_machine_outcome(outcome: Any, out: Path, console: Any) -> int:
     from fmquality.domain.results import EvaluationResult
 
     storage = FolderStorage(out)
-    if outcome.rejected_jsonl is not None:
+    if outcome.rejected_jsonl:  # an empty file would suggest lines were rejected
         layout.write_outputs(storage, "", {layout.REJECTED: outcome.rejected_jsonl})
     stages = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in outcome.stage_seconds.items())
     if outcome.report is None:

@@ -1,4 +1,4 @@
-"""`fmquality sample | drift | review export | review import`: the production watch, locally.
+"""`fmquality sample | drift | drift approve | review export | review import`: the production watch.
 
 Exit codes as the main CLI: 0 fine, 1 drift flagged, 2 bad input or usage.
 """
@@ -13,6 +13,10 @@ from typing import Any
 
 # The main contract's codes; for `drift`, 1 means drift flagged.
 from fmquality.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED as EXIT_FLAGGED, EXIT_PASSED as EXIT_OK, err
+from fmquality.cli.common import rubric_argument
+
+# --rubric is the rubric file's one name in every command; --watch-config, its old name here, still works.
+_RUBRIC_FLAGS = ("--rubric", "--watch-config")
 
 
 def register(sub: Any) -> None:
@@ -21,25 +25,40 @@ def register(sub: Any) -> None:
     sample.add_argument("--turns", nargs="+", required=True, help="turn files or folders (JSON Lines, Firehose objects)")
     sample.add_argument("--from", dest="day_from", required=True, help="first day (YYYY-MM-DD, UTC)")
     sample.add_argument("--to", dest="day_to", required=True, help="last day (YYYY-MM-DD, UTC), inclusive")
-    sample.add_argument("--out", required=True, help="dataset JSONL to write")
+    sample.add_argument("--out", required=True, help="dataset file to write (JSON Lines; a file, not a folder)")
     sample.add_argument("--rate", type=float, help="share of the window's turns (default: the rubric's production.sampling, 0.01)")
     sample.add_argument("--min-per-stratum", type=int, help="minimum per intent x locale (default: the rubric's production.sampling, 30)")
     sample.add_argument("--seed", type=int, help="sampling seed (default: the rubric's production.sampling)")
-    sample.add_argument("--watch-config", help="rubric YAML whose production section to use (default: the shipped rubric)")
+    sample.add_argument(*_RUBRIC_FLAGS, dest="watch_config", type=rubric_argument, metavar="RUBRIC",
+                        help="rubric YAML (or a shipped rubric's name) whose production section to use "
+                             "(default: the shipped rubric)")
 
-    drift = sub.add_parser("drift", help="CUSUM and KS drift of run folders against reference run folders")
-    drift.add_argument("--runs", nargs="+", required=True, help="run folders (results.jsonl, report.json), in order")
-    drift.add_argument("--reference", nargs="+", required=True, help="reference run folders")
+    drift = sub.add_parser("drift", help="CUSUM and KS drift of run folders against reference run folders; "
+                                         "`drift approve` writes the reference")
+    drift.add_argument("action", nargs="?", choices=["approve"],
+                       help="approve: write production/drift/reference.json from a window (--from/--to) or a run (--run)")
+    drift.add_argument("--runs", nargs="+", help="run folders (results.jsonl, report.json), in order")
+    drift.add_argument("--reference", nargs="+", help="reference run folders")
+    drift.add_argument("--from", dest="window_from", help="approve: window start (ISO 8601, UTC if no offset)")
+    drift.add_argument("--to", dest="window_to", help="approve: window end, exclusive")
+    drift.add_argument("--run", dest="run_id", help="approve: a run id (its results are the reference)")
+    drift.add_argument("--runs-dir", default="runs", help="approve, locally: folder of run folders (default runs)")
+    drift.add_argument("--out-dir", default=".", help="approve, locally: where production/drift/reference.json goes")
+    drift.add_argument("--table", help="approve on AWS: the evaluation table holding the results")
+    drift.add_argument("--bucket", help="approve on AWS: the data bucket the reference is written to")
+    drift.add_argument("--approved-by", help="approve: who approves (recorded in the reference)")
     drift.add_argument("--state", help="drift state JSON to read and update (CUSUM carried across invocations)")
-    drift.add_argument("--watch-config", help="watch settings YAML")
+    drift.add_argument(*_RUBRIC_FLAGS, dest="watch_config", type=rubric_argument, metavar="RUBRIC",
+                       help="rubric YAML (or a shipped rubric's name) whose production section holds the watch settings")
     drift.add_argument("--json", action="store_true", help="print the drift reports as JSON")
 
     review = sub.add_parser("review", help="human review queue: export items, import verdicts")
     rsub = review.add_subparsers(dest="review_command", required=True)
     export = rsub.add_parser("export", help="write the run's review queue as CSV or JSONL")
     export.add_argument("--run", help="run id (required with --table; default with --run-dir: its report's)")
-    export.add_argument("--format", choices=["csv", "jsonl"], default="csv")
-    export.add_argument("--out", required=True)
+    export.add_argument("--format", choices=["csv", "jsonl"], default="csv",
+                        help="csv (a spreadsheet for reviewers, the default) or jsonl (one item per line)")
+    export.add_argument("--out", required=True, help="review file to write (CSV or JSONL by --format; a file, not a folder)")
     _queue_options(export)
     imp = rsub.add_parser("import", help="read reviewer verdicts (CSV or JSONL) into the queue; print kappa")
     imp.add_argument("file")
@@ -53,7 +72,8 @@ def _queue_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--run-dir", default=None, help="local run folder (queue: review.jsonl; default runs/latest)")
     where.add_argument("--table", help="evaluation table (AWS): queue items REVIEW#<run_id>")
-    parser.add_argument("--watch-config", help="watch settings YAML")
+    parser.add_argument(*_RUBRIC_FLAGS, dest="watch_config", type=rubric_argument, metavar="RUBRIC",
+                        help="rubric YAML (or a shipped rubric's name) whose production section holds the watch settings")
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -63,7 +83,7 @@ def dispatch(args: argparse.Namespace) -> int:
         if args.command == "sample":
             return cmd_sample(args)
         if args.command == "drift":
-            return cmd_drift(args)
+            return cmd_drift_approve(args) if args.action == "approve" else cmd_drift(args)
         if args.command == "review":
             return cmd_review_export(args) if args.review_command == "export" else cmd_review_import(args)
     except (WatchConfigError, FileNotFoundError, ValueError) as exc:
@@ -146,10 +166,67 @@ def _load_run(folder: str):
     return load_report(path / "report.json"), load_results(path / "results.jsonl")
 
 
+def _instant(text: str, flag: str):
+    from datetime import datetime, timezone
+
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"{flag}: {exc}") from None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def _run_reader(args: argparse.Namespace):
+    """Results of a run id: from the evaluation table (--table), else runs/<run_id>/results.jsonl."""
+    if args.table:
+        from fmquality.adapters.dynamodb import EvaluationTable
+
+        return EvaluationTable(args.table).results_for_run
+
+    def read(run_id: str):
+        from fmquality.report.build import load_results
+
+        path = Path(args.runs_dir) / run_id / "results.jsonl"
+        return load_results(path) if path.is_file() else []
+    return read
+
+
+def cmd_drift_approve(args: argparse.Namespace) -> int:
+    """`fmquality drift approve --from --to | --run`: the same function as the deployed action."""
+    from fmquality.run.online import REFERENCE_KEY, approve_run, approve_window
+
+    if bool(args.run_id) == bool(args.window_from or args.window_to) or bool(args.window_from) != bool(args.window_to):
+        raise ValueError("give either --from and --to, or --run")
+    config, read = _config(args), _run_reader(args)
+    if args.run_id:
+        reference = approve_run(read, args.run_id, config, args.approved_by)
+    else:
+        start, end = _instant(args.window_from, "--from"), _instant(args.window_to, "--to")
+        if end <= start:
+            raise ValueError("--to is not after --from")
+        reference = approve_window(read, start, end, config, args.approved_by)
+    text = reference.model_dump_json(indent=1)
+    if args.bucket:
+        import boto3
+
+        boto3.client("s3").put_object(Bucket=args.bucket, Key=REFERENCE_KEY, Body=text.encode("utf-8"),
+                                      ContentType="application/json")
+        where = f"s3://{args.bucket}/{REFERENCE_KEY}"
+    else:
+        path = Path(args.out_dir) / REFERENCE_KEY
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        where = str(path)
+    print(f"reference of {reference.source.get('items')} item(s), {len(reference.strata)} strata -> {where}")
+    return EXIT_OK
+
+
 def cmd_drift(args: argparse.Namespace) -> int:
     from fmquality.production.drift import DriftState, build_reference, detect_drift
     from fmquality.production.monitor import monitor_status
 
+    if not args.runs or not args.reference:
+        raise ValueError("drift needs --runs and --reference (or: drift approve)")
     config = _config(args)
     reference_runs = [_load_run(f) for f in args.reference]
     reference = build_reference([r for _, r in reference_runs], config.drift, [rep.run_id for rep, _ in reference_runs])

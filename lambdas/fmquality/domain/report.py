@@ -150,3 +150,10 @@ class RunReport(BaseModel):
     # Profiles with letter grades: {"cases": {grade: n}, "categories": {category: {cases, mean_total,
     # grade, grades}}, "mean_total", "grade"}; None otherwise.
     grades: dict[str, Any] | None = None
+    # The dataset's content (sha256 of its bytes) and version: `baseline: auto` compares equal contents only.
+    dataset_sha256: str | None = None
+    dataset_version: str | None = None
+    # Why an approved baseline was not compared with (another dataset content), when it was not.
+    baseline_note: str | None = None
+    # A failing gate run's failing items queued for human review: {"queued": n, "location": where}.
+    review_queue: dict[str, Any] | None = None

@@ -35,7 +35,10 @@ from fmquality.domain.results import Arm, EvaluationResult
 from fmquality.engines.outputs import FolderStorage, StreamedFile
 from fmquality.engines.pool import ArmScoring, available_cores, score_in_processes
 from fmquality.run import layout
+from fmquality.adapters.review_queue import LOCAL_QUEUE_FILE, LocalReviewQueue
 from fmquality.run.aggregate import RunFacts, assemble_report, report_files
+from fmquality.run.baseline import dataset_sha256
+from fmquality.run.gate_review import queue_failing_items
 from fmquality.run.evaluate import evaluate_cases, iter_evaluated
 from fmquality.run.summary import ResultSummary, result_line, summarize
 from fmquality.run.prepare import Selection
@@ -160,10 +163,17 @@ class ArmTarget:
     requested: TargetSpec
 
 
-def build_targets(values: dict[str, tuple[str | None, str]], rubric: "Rubric") -> dict[str, ArmTarget]:
+def judge_model_of(options: JudgeOptions, judge: "Judge") -> str | None:
+    """The model that judges (a Bedrock judge only: the offline and scripted judges are no model)."""
+    return judge.model_id if options.name == "bedrock" else None
+
+
+def build_targets(values: dict[str, tuple[str | None, str]], rubric: "Rubric",
+                  judge_model_id: str | None = None) -> dict[str, ArmTarget]:
     """The arms' targets from ``arm -> (option value, option name)``, ``ssm:`` resolved once for the run;
     an arm without a value has none (the candidate then scores the recorded responses). ValueError on a
-    bad spec; a missing module or an unreachable service propagates (the run could not be done)."""
+    bad spec or a target generating with ``judge_model_id`` (``run.targets.check_judge_is_not_generator``);
+    a missing module or an unreachable service propagates (the run could not be done)."""
     built: dict[str, ArmTarget] = {}
     client = None
     for arm, (value, option) in values.items():
@@ -172,7 +182,7 @@ def build_targets(values: dict[str, tuple[str | None, str]], rubric: "Rubric") -
             continue
         client = client or default_client_factory(spec.timeout_s)
         try:
-            built[arm] = ArmTarget(direct_target(spec, rubric, client), spec)
+            built[arm] = ArmTarget(direct_target(spec, rubric, client, judge_model_id), spec)
         except (ValueError, FileNotFoundError) as exc:
             raise ValueError(f"{option}: {exc}") from exc
         except ImportError as exc:
@@ -233,6 +243,9 @@ def run_direct(run: DirectRun, rubric: "Rubric", judge: "Judge", options: JudgeO
                                     on_result=on_result, target=arm_target.target if arm_target else None, arm=arm)
         seconds = time.perf_counter() - t0
         report = _report(run, rubric, judge, options, by_arm, started)
+        # A failed gate's failing items go to the run folder's review.jsonl; the report links them.
+        queued = queue_failing_items(report, by_arm["candidate"], LocalReviewQueue(out), LOCAL_QUEUE_FILE)
+        report = report.model_copy(update={"review_queue": queued})
         files = report_files(report, by_arm["candidate"], rubric)  # type: ignore[arg-type] - summaries
         for stream in streams:  # RUN_OUTPUTS order: the results files before the report's
             stream.publish()
@@ -243,13 +256,22 @@ def run_direct(run: DirectRun, rubric: "Rubric", judge: "Judge", options: JudgeO
     return DirectOutcome(report, by_arm, seconds)
 
 
+def _dataset_content(path: str) -> dict[str, str | None]:
+    """The dataset's content hash and version, as report.json records them (None: not a readable file)."""
+    try:
+        sha256 = dataset_sha256(Path(path).read_bytes())
+    except OSError:
+        return {}
+    return {"dataset_sha256": sha256, "dataset_version": f"sha256:{sha256[:12]}"}
+
+
 def _report(run: DirectRun, rubric: "Rubric", judge: "Judge", options: JudgeOptions,
             by_arm: dict[str, list[ResultSummary]], started: str) -> RunReport:
     facts = RunFacts(
         run_id=run.run_id, dataset=run.dataset, trigger=run.trigger, judge=options.name, engine=ENGINE_NAME,
         started_at=started, finished_at=_now(), rejected_lines=run.rejected_lines, catalog=run.catalog,
         filter_line=run.selection.filter_line, distribution=run.selection.distribution,
-        judge_model_id=judge.model_id if options.name == "bedrock" else None)
+        judge_model_id=judge.model_id if options.name == "bedrock" else None, **_dataset_content(run.dataset))
     return assemble_report(by_arm, rubric, facts, baseline=run.baseline,  # type: ignore[arg-type] - summaries
                            target=target_record(run.targets.get("candidate")),
                            control_target=target_record(run.targets.get("control")))

@@ -56,6 +56,9 @@ class TurnRecord(BaseModel):
     retrieved_chunks: list[str] = Field(default_factory=list, description="knowledge passages the answer used")
     model_id: str = Field(min_length=1)
     prompt_version: str = Field(min_length=1)
+    # The shopper's tier (e.g. standard, prime), a coarse label, never an identifier: one of the
+    # online sampler's and the stream drift's strata dimensions when given.
+    user_tier: str | None = Field(default=None, max_length=32, pattern=r"^[a-z][a-z0-9_-]*$")
     latency_ms: float = Field(ge=0)
     # Filled by the redaction: how many spans of each kind were replaced (never the values), and
     # page_context_dropped: how many page-context keys outside the allow-list were dropped.

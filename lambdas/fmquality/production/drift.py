@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from statistics import fmean, pstdev, stdev
 from typing import Any
@@ -60,17 +60,25 @@ def _values(items: Iterable[EvaluationResult], measure: str) -> list[float]:
     return out
 
 
-def _by_stratum(results: Iterable[EvaluationResult]) -> dict[str, list[EvaluationResult]]:
+def result_stratum(result: EvaluationResult) -> str:
+    return stratum_key(result.intent, result.locale)
+
+
+def _by_stratum(results: Iterable[EvaluationResult],
+                key: Callable[[EvaluationResult], str] = result_stratum) -> dict[str, list[EvaluationResult]]:
     groups: dict[str, list[EvaluationResult]] = defaultdict(list)
     for r in results:
-        groups[stratum_key(r.intent, r.locale)].append(r)
+        groups[key(r)].append(r)
     return groups
 
 
 class MeasureReference(BaseModel):
     mean: float
-    sigma: float
+    sigma: float  # of run means (the weekly CUSUM's unit)
     runs: int
+    # Of single items, and how many: the stream CUSUM's unit (production.stream_drift).
+    item_sigma: float | None = None
+    items: int = 0
 
 
 class StratumReference(BaseModel):
@@ -81,18 +89,22 @@ class StratumReference(BaseModel):
 class Reference(BaseModel):
     run_ids: list[str] = Field(default_factory=list)
     strata: dict[str, StratumReference] = Field(default_factory=dict)
+    # What was approved, by whom and when (``stream_drift.approve_reference``); empty for older files.
+    source: dict[str, Any] = Field(default_factory=dict)
 
 
 def build_reference(runs: Sequence[Sequence[EvaluationResult]], settings: DriftSettings | None = None,
-                    run_ids: Sequence[str] | None = None) -> Reference:
-    """Mean and standard deviation of the reference runs' means per stratum and measure."""
+                    run_ids: Sequence[str] | None = None,
+                    key: Callable[[EvaluationResult], str] = result_stratum) -> Reference:
+    """Mean and standard deviation of the reference runs' means per stratum (``key``: intent x locale
+    unless told) and measure, and each measure's item-level standard deviation."""
     settings = settings or DriftSettings()
     per_stratum: dict[str, list[list[EvaluationResult]]] = defaultdict(list)
     for run in runs:
-        for key, items in _by_stratum(run).items():
-            per_stratum[key].append(items)
+        for key_value, items in _by_stratum(run, key).items():
+            per_stratum[key_value].append(items)
     strata: dict[str, StratumReference] = {}
-    for key, run_items in sorted(per_stratum.items()):
+    for key_value, run_items in sorted(per_stratum.items()):
         ref = StratumReference()
         for measure in MEASURES:
             means, pooled = [], []
@@ -107,10 +119,12 @@ def build_reference(runs: Sequence[Sequence[EvaluationResult]], settings: DriftS
                 sigma = stdev(means)
             else:
                 sigma = pstdev(pooled) / math.sqrt(len(pooled)) if len(pooled) > 1 else 0.0
-            ref.measures[measure] = MeasureReference(mean=round(fmean(means), 6),
-                                                     sigma=round(max(sigma, settings.min_sigma), 6), runs=len(means))
+            item_sigma = pstdev(pooled) if len(pooled) > 1 else 0.0
+            ref.measures[measure] = MeasureReference(
+                mean=round(fmean(means), 6), sigma=round(max(sigma, settings.min_sigma), 6), runs=len(means),
+                item_sigma=round(max(item_sigma, settings.min_sigma), 6), items=len(pooled))
         ref.composites = [v for items in run_items for v in _values(items, COMPOSITE)]
-        strata[key] = ref
+        strata[key_value] = ref
     return Reference(run_ids=list(run_ids or []), strata=strata)
 
 

@@ -19,6 +19,7 @@ does not depend on the hashing key.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import math
 import random
@@ -43,6 +44,7 @@ DEFAULT_MIN_PER_STRATUM = 30
 class StratumSample(BaseModel):
     intent: str
     locale: str
+    user_tier: str | None = None
     population: int
     sampled: int
 
@@ -59,7 +61,22 @@ class SampleSummary(BaseModel):
 
 
 def stratum_size(population: int, rate: float, min_per_stratum: int) -> int:
+    """The policy over a whole window (the weekly sample): max(rate x size, quota), capped by the size."""
     return min(population, max(math.ceil(rate * population), min_per_stratum))
+
+
+def cell_of(turn: TurnRecord) -> tuple[str, ...]:
+    """The sampling cell: intent x locale x user tier when the tier is known, else intent x locale."""
+    base = (turn.intent.value, turn.locale)
+    return (*base, turn.user_tier) if turn.user_tier else base
+
+
+def drawn_by_rate(turn_id: str, rate: float, seed: int) -> bool:
+    """The same policy one turn at a time (the online sampler): a turn is taken when its seeded hash
+    falls below ``rate`` (order-free, the same answer on every delivery); the quota is claimed on top
+    (``production.online.OnlineSampler``), so a window's cell gets about max(rate x size, quota)."""
+    digest = hashlib.sha256(f"{seed}|{turn_id}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
 
 
 def stratified_sample(turns: Iterable[TurnRecord], *, rate: float = DEFAULT_RATE,
@@ -78,19 +95,21 @@ def stratified_sample(turns: Iterable[TurnRecord], *, rate: float = DEFAULT_RATE
         if (day_from and turn.day < day_from.isoformat()) or (day_to and turn.day > day_to.isoformat()):
             continue
         unique.setdefault(turn.turn_id, turn)
-    strata: dict[tuple[str, str], list[TurnRecord]] = defaultdict(list)
+    strata: dict[tuple[str, ...], list[TurnRecord]] = defaultdict(list)
     for turn in unique.values():
-        strata[(turn.intent.value, turn.locale)].append(turn)
+        strata[cell_of(turn)].append(turn)
     chosen: list[TurnRecord] = []
     rows: list[StratumSample] = []
-    for (intent, locale), members in sorted(strata.items()):
+    for cell, members in sorted(strata.items()):
+        intent, locale = cell[0], cell[1]
         members.sort(key=lambda t: t.turn_id)
         k = stratum_size(len(members), rate, min_per_stratum)
-        rng = random.Random(f"{seed}|{intent}|{locale}")
+        rng = random.Random("|".join((str(seed), *cell)))
         picked = rng.sample(members, k)
         picked.sort(key=lambda t: (t.timestamp, t.turn_id))
         chosen.extend(picked)
-        rows.append(StratumSample(intent=intent, locale=locale, population=len(members), sampled=k))
+        rows.append(StratumSample(intent=intent, locale=locale, user_tier=cell[2] if len(cell) > 2 else None,
+                                 population=len(members), sampled=k))
     days = sorted(t.day for t in unique.values())
     summary = SampleSummary(
         window_from=day_from.isoformat() if day_from else (days[0] if days else ""),
@@ -112,13 +131,16 @@ def turn_to_case(turn: TurnRecord) -> dict[str, Any]:
         "page_context": turn.page_context.model_dump(exclude_none=True),
         "retrieved_chunks": list(turn.retrieved_chunks),
         "catalog": [c.model_dump(exclude_none=True) for c in turn.catalog],
-        "tags": [PRODUCTION_TAG, f"dt:{turn.day}"],
+        "tags": [PRODUCTION_TAG, f"dt:{turn.day}", f"captured:{turn.timestamp.isoformat()}",
+                 f"version:{turn.prompt_version}@{turn.model_id}",
+                 *([f"tier:{turn.user_tier}"] if turn.user_tier else [])],
         "metadata": {
             "captured_at": turn.timestamp.isoformat(),
             "session_id": turn.session_id,
             "model_id": turn.model_id,
             "prompt_version": turn.prompt_version,
             "latency_ms": turn.latency_ms,
+            "user_tier": turn.user_tier,
         },
     }
     return case

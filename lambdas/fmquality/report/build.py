@@ -16,6 +16,7 @@ from fmquality.domain.report import Breakdown, GateResult, PairedComparison, Reg
 from fmquality.domain.results import EvaluationResult
 
 from fmquality.report.agreement import calibrate
+from fmquality.report.page_items import answer_is_recorded
 from fmquality.report.paired import compare_arms, describe_interval, regressed_intervals
 from fmquality.config.pricing import judge_model_id as judge_model_id_from_label
 from fmquality.config.pricing import usd_estimate
@@ -217,7 +218,8 @@ def build_report(
         judge_usage=run_usage,
         baseline_run_id=baseline.run_id if baseline else None,
         failing_items=_failing_items(results, control_results),
-        calibration=calibrate(results),
+        # A label was written for the dataset's recorded answer: a generated answer is not judged by it.
+        calibration=calibrate([r for r in results if answer_is_recorded(r)]),
     )
     paired = None
     if control_results is not None:

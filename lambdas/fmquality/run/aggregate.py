@@ -4,7 +4,10 @@ engines use (``assemble_report``, ``report_outputs``).
 On AWS (``aggregate_run``) the results are collected from the evaluation table (an item without one
 becomes an explicit error record), the baseline is read, the report files are written beside the run's
 other files, the run record is closed, the run's metrics published once and "EvaluationCompleted"
-emitted. Its ``summary`` is the Cause the state machine's Fail state shows.
+emitted; a failed gate's failing items are queued for review (``run.gate_review``) and the report
+links them. A replay run (its record has ``replay``) writes its per-turn diff beside the report and
+queues the turns the candidate now fails among those that changed (``run.replay``) instead. A probe run
+(trigger ``probe``) also publishes its probe failure rate (``production.probes``). Its ``summary`` is the Cause the state machine's Fail state shows.
 
 A new report block goes in ``assemble_report``: both engines then have it.
 """
@@ -24,17 +27,21 @@ from pydantic import BaseModel, ConfigDict, Field
 from fmquality.adapters.cloudwatch import MetricsPublisher, run_metric_data
 from fmquality.adapters.dynamodb import EvaluationTable
 from fmquality.adapters.eventbridge import EventPublisher
+from fmquality.adapters.review_queue import REVIEW_PK_PREFIX
 from fmquality.adapters.s3 import BucketStorage, S3Store, s3_uri
 from fmquality.config.rubric import Rubric
 from fmquality.domain.report import RunReport
 from fmquality.domain.results import EvaluationResult
 from fmquality.production.metrics import evaluation_metric_data
 from fmquality.production.monitor import monitor_status
+from fmquality.production.probes import is_probe_run, probe_metric_data, probe_outcome
 from fmquality.production.sample import PRODUCTION_TAG
 from fmquality.report.build import build_report, gate_summary, results_to_jsonl
 from fmquality.report.html import render_html
 from fmquality.run import layout
 from fmquality.run.baseline import load_baseline
+from fmquality.run.gate_review import ReviewQueueStore, queue_failing_items
+from fmquality.run.replay import replay_diff_outputs
 from fmquality.scoring.composite import error_result
 from fmquality.targets.base import TargetSpec
 
@@ -61,6 +68,9 @@ class RunFacts:
     execution: dict[str, Any] | None = None
     judge_model_id: str | None = None  # prices the judge's tokens (else the judge label's model)
     judge_mode: str | None = None  # the mode that ran (per_dimension or combined)
+    dataset_sha256: str | None = None  # sha256 of the dataset's bytes (run.baseline.dataset_sha256)
+    dataset_version: str | None = None
+    baseline_note: str | None = None  # why an approved baseline was not compared with
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -120,7 +130,9 @@ def assemble_report(results_by_arm: dict[str, list[EvaluationResult]], rubric: R
         distribution=facts.distribution)
     return report.model_copy(update={"catalog": facts.catalog, "monitor": monitor_block(results, rubric),
                                      "generation_summary": generation_summary(results_by_arm),
-                                     "execution": facts.execution, "judge_mode": facts.judge_mode})
+                                     "execution": facts.execution, "judge_mode": facts.judge_mode,
+                                     "dataset_sha256": facts.dataset_sha256, "dataset_version": facts.dataset_version,
+                                     "baseline_note": facts.baseline_note})
 
 
 def report_outputs(report: RunReport, results_by_arm: dict[str, list[EvaluationResult]],
@@ -177,6 +189,7 @@ class AwsAdapters:
     table: EvaluationTable
     metrics: MetricsPublisher
     events: EventPublisher
+    review_queue: ReviewQueueStore | None = None  # a failed gate's failing items go here (REVIEW#<run_id>)
 
 
 def collect_results(run_id: str, items: list[tuple[str, dict[str, Any]]], rubric: Rubric, table: EvaluationTable,
@@ -240,13 +253,24 @@ def _aws_report(request: AggregateInput, settings: AggregateSettings, a: AwsAdap
         catalog=run.get("catalog"), filter_line=run.get("filter"),
         distribution=json.loads(run["distribution"]) if run.get("distribution") else None,
         execution={"arn": request.execution_arn} if request.execution_arn else None,
-        judge_mode=run.get("judge_mode"))
+        judge_mode=run.get("judge_mode"), dataset_sha256=run.get("dataset_sha256"),
+        dataset_version=run.get("dataset_version"), baseline_note=run.get("baseline_note"))
     return assemble_report(
         by_arm, rubric, facts, baseline=load_baseline(request.baseline_run_id, run.get("baseline_report_key"),
                                                       storage, a.table),
         target=None if plain else describe_target(candidate, by_arm.get("candidate", []),
                                                   targets.resolved_from["candidate"]),
         control_target=describe_target(control, by_arm.get("control", []), targets.resolved_from["control"]))
+
+
+def _probe_metrics(request: AggregateInput, results: list[EvaluationResult]) -> list[dict[str, Any]]:
+    """A probe run's failure rate and counts (``production.probes``); nothing for any other run."""
+    if not is_probe_run(request.trigger):
+        return []
+    outcome = probe_outcome(results)
+    logger.info("probe run %s: %d of %d judged probe(s) failed, %d unjudged, by class %s", request.run_id,
+                outcome.failed, outcome.judged, outcome.unjudged, outcome.failed_by_class)
+    return probe_metric_data(outcome)
 
 
 def _close_run(request: AggregateInput, a: AwsAdapters, run: dict[str, Any], report: RunReport,
@@ -261,13 +285,26 @@ def _close_run(request: AggregateInput, a: AwsAdapters, run: dict[str, Any], rep
     # A retried Aggregate (failed after publishing) must not count the run twice in the alarms.
     if not run.get("metrics_published"):
         a.metrics.put(run_metric_data(report, results, rubric.gate.min_pass_rate)
-                      + evaluation_metric_data(report, results, recorded_at))
+                      + evaluation_metric_data(report, results, recorded_at) + _probe_metrics(request, results))
         a.table.complete_run(request.run_id, metrics_published=True)
     a.events.evaluation_completed(
         {"run_id": request.run_id, "dataset_id": request.dataset_id, "gate_passed": report.gate.passed,
          "pass_rate": report.pass_rate, "report_uri": s3_uri(request.bucket, report_key),
          "reasons": report.gate.reasons},
         resources=[request.execution_arn] if request.execution_arn else None)
+
+
+def _replay_diff(run_id: str, replay: dict[str, Any], by_arm: dict[str, list[EvaluationResult]],
+                 storage: BucketStorage, store: ReviewQueueStore | None, location: str) -> dict[str, Any] | None:
+    """A replay's diff files under the run's prefix, its regressed turns queued; what the report says."""
+    files, items = replay_diff_outputs(replay, by_arm.get("candidate", []), by_arm.get("control", []), run_id)
+    for name, text in files.items():
+        layout.write_text(storage, layout.run_key(run_id, name), text)
+    if store is None or not items:
+        return None
+    added = store.add(items)
+    return {"queued": len(items), "newly_added": added, "location": location,
+            "test_ids": [i.test_id for i in items[:50]]}
 
 
 def aggregate_run(request: AggregateInput, settings: AggregateSettings, a: AwsAdapters) -> dict[str, Any]:
@@ -279,6 +316,13 @@ def aggregate_run(request: AggregateInput, settings: AggregateSettings, a: AwsAd
     by_arm = collect_results(request.run_id, layout.read_items(storage, request.items_key), rubric, a.table,
                              recorded_at)
     report = _aws_report(request, settings, a, run, rubric, by_arm)
+    # Before the report is written, so it links the queue (idempotent: a retried Aggregate adds nothing).
+    location = f"dynamodb:{REVIEW_PK_PREFIX}{request.run_id}"
+    if run.get("replay"):
+        queued = _replay_diff(request.run_id, json.loads(run["replay"]), by_arm, storage, a.review_queue, location)
+    else:
+        queued = queue_failing_items(report, by_arm.get("candidate", []), a.review_queue, location)
+    report = report.model_copy(update={"review_queue": queued})
     layout.write_outputs(storage, layout.run_prefix(request.run_id), report_outputs(report, by_arm, rubric))
     results = by_arm.get("candidate", [])
     _close_run(request, a, run, report, results, rubric, recorded_at)

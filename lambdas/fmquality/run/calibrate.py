@@ -130,3 +130,71 @@ def load_plan(path: str | Path) -> CalibrationPlan:
         raise PlanError(f"{path}: invalid calibration plan: {validation_problems(exc)}") from exc
     plan._root = (path.parent / plan.base).resolve()
     return plan
+
+
+# --------------------------------------------------------------------------------------------------
+# The judge ceremony: a candidate judge replaces the current one only if it agrees better with people
+# --------------------------------------------------------------------------------------------------
+
+# Seed 004's ceremony: the candidate's Cohen's kappa must beat the current judge's by MORE than this.
+REQUIRED_KAPPA_IMPROVEMENT = 0.05
+JUDGE_HISTORY_FILE = "judge-history.jsonl"
+
+
+class JudgeCalibrationDecision(BaseModel):
+    """One judge-calibration: both judges' kappa against the labels on the same items, and the decision.
+    A line of the run history (``append_judge_decision``)."""
+
+    decided_at: str
+    rubric_version: str
+    labels: str
+    labelled_items: int
+    current_judge: str
+    candidate_judge: str
+    current_kappa: float | None
+    candidate_kappa: float | None
+    improvement: float | None
+    required_improvement: float = REQUIRED_KAPPA_IMPROVEMENT
+    accepted: bool
+    reason: str
+
+
+def _kappa_of(results: list[EvaluationResult], cases: list[TestCase]) -> tuple[float | None, str | None, int]:
+    """(kappa, why it is undefined, labelled items) of one judge's results against the lines' labels."""
+    measured = calibrate(with_line_labels(cases, results))
+    if measured is None or measured.kappa is None:
+        return None, "no labelled item", 0
+    return measured.kappa.value, measured.kappa.undefined_reason, measured.labelled
+
+
+def decide_judge(cases: list[TestCase], current: list[EvaluationResult], candidate: list[EvaluationResult], *,
+                 current_judge: str, candidate_judge: str, rubric_version: str, labels: str, decided_at: str,
+                 required: float = REQUIRED_KAPPA_IMPROVEMENT) -> JudgeCalibrationDecision:
+    """Accept the candidate only if its kappa exceeds the current judge's by more than ``required``; an
+    undefined kappa on either side decides nothing, so the current judge stays."""
+    now_kappa, now_undefined, labelled = _kappa_of(current, cases)
+    new_kappa, new_undefined, _ = _kappa_of(candidate, cases)
+    improvement = None if now_kappa is None or new_kappa is None else round(new_kappa - now_kappa, 4)
+    if improvement is None:
+        why = now_undefined if now_kappa is None else new_undefined
+        reason = f"kappa undefined ({'current' if now_kappa is None else 'candidate'} judge: {why}); current judge kept"
+        accepted = False
+    else:
+        accepted = improvement > required
+        reason = (f"kappa {now_kappa:.4f} -> {new_kappa:.4f} ({improvement:+.4f}); "
+                  f"{'more' if accepted else 'not more'} than +{required:g}: "
+                  f"{'candidate accepted' if accepted else 'current judge kept'}")
+    return JudgeCalibrationDecision(
+        decided_at=decided_at, rubric_version=rubric_version, labels=labels, labelled_items=labelled,
+        current_judge=current_judge, candidate_judge=candidate_judge, current_kappa=now_kappa,
+        candidate_kappa=new_kappa, improvement=improvement, required_improvement=required, accepted=accepted,
+        reason=reason)
+
+
+def append_judge_decision(path: str | Path, decision: JudgeCalibrationDecision) -> Path:
+    """One JSON line appended to the run history (a decision is never rewritten)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as history:
+        history.write(decision.model_dump_json() + "\n")
+    return path

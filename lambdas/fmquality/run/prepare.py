@@ -5,6 +5,10 @@ Distributed Map: which scoring path each item takes (per_dimension: one scorer p
 combined: one ScoreCase call) and how many items run at once (the deployment's default for that mode
 unless the input names one).
 
+A replay (``"replay": {"from", "to", "filter"?}``, ``run.replay``) takes its cases from the captured turns
+of the window instead of a dataset, states its estimated cost and is refused above the deployment's
+budget unless ``"approve_cost": true``.
+
 ``select_cases`` (the subset a run scores, and the dataset's spread) is shared with the direct engine.
 """
 
@@ -17,19 +21,20 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from fmquality.adapters.dynamodb import CATALOG_REF_PREFIX, EvaluationTable, catalog_ref_version, json_attribute
 from fmquality.adapters.s3 import BucketStorage, S3Store, parse_s3_uri
 from fmquality.config.rubric import Rubric, load_rubric, parse_rubric
-from fmquality.domain.case import CatalogItem, TestCase
-from fmquality.domain.errors import (DatasetError, DatasetRejected, FilterError, LineError, ProfileError,
-                                     RunAlreadyExists, S3ObjectNotFound)
-from fmquality.language.catalog_index import CatalogIndex
+from fmquality.domain.case import TestCase
+from fmquality.domain.errors import DatasetRejected, FilterError, LineError, ProfileError, RunAlreadyExists
 from fmquality.run import dataset, layout
-from fmquality.run.baseline import resolve_baseline
+from fmquality.run.baseline import dataset_sha256, resolve_baseline
+from fmquality.run.catalog_source import _read, read_catalog, table_catalog  # noqa: F401 - Prepare's readers
+from fmquality.run.replay import (DEFAULT_BUDGET_USD, REPLAY_CASES, REPLAY_TRIGGER, ReplayRequest, cases_text,
+                                  priced_replay, window_cases)
 from fmquality.run.subsets import Filter, apply_filter, distribution, filter_from_input
-from fmquality.run.targets import resolve_run_targets
+from fmquality.run.targets import check_judge_is_not_generator, generating_model_id, resolve_run_targets
 from fmquality.schemes import scheme_for
 from fmquality.targets.base import TargetSpec
 
@@ -75,7 +80,10 @@ class ExecutionInput(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     trigger: str = Field(default="manual", min_length=1, max_length=64)
-    dataset: str
+    # A window of captured turns answered by target and control (run.replay); default trigger "replay".
+    replay: ReplayRequest | None = None
+    dataset: str | None = Field(default=None, validate_default=True)  # required unless the run is a replay
+    approve_cost: bool = False  # a replay above the deployment's budget starts only with this
     catalog: str | None = None
     rubric: str | None = None
     baseline: str | None = None
@@ -95,6 +103,8 @@ class ExecutionInput(BaseModel):
     run_label: str | None = Field(default=None, max_length=128)
     run_id: str | None = None  # read as the label (`fmquality start --run-id`)
     dataset_id: str | None = Field(default=None, min_length=1, max_length=256)
+    # The caller's name for this version of the dataset (default: "sha256:" and the first 12 of its hash).
+    dataset_version: str | None = Field(default=None, min_length=1, max_length=128)
     execution_id: str | None = None
     execution_name: str | None = None
 
@@ -108,9 +118,28 @@ class ExecutionInput(BaseModel):
             return {**data["execution_input"], **rest}
         return data
 
-    @field_validator("dataset", "rubric")
+    @model_validator(mode="after")
+    def _dataset_or_replay(self) -> "ExecutionInput":
+        if self.replay is not None:
+            if self.dataset is not None:
+                raise ValueError("give a dataset or a replay window, not both")
+            if self.target is None or self.control is None:
+                raise ValueError("replay: needs a target (the candidate) and a control")
+            if "trigger" not in self.model_fields_set:
+                self.trigger = REPLAY_TRIGGER
+        return self
+
+    @field_validator("rubric")
     @classmethod
     def _s3_uris(cls, value: str | None) -> str | None:
+        return _s3_uri(value)
+
+    @field_validator("dataset")
+    @classmethod
+    def _dataset_unless_replay(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # An invalid replay (absent from info.data) has its own error: no second one here.
+        if value is None and "replay" in info.data and info.data["replay"] is None:
+            raise ValueError("Field required (an s3://bucket/key URI, unless the input is a replay)")
         return _s3_uri(value)
 
     @field_validator("target", "control", mode="before")
@@ -151,6 +180,17 @@ class PrepareSettings:
     default_tolerated_failure_percentage: float
     # ... for a combined run: 1 judge call per item instead of ~3.2, so more items fit the same quota.
     combined_max_concurrency: int | None = None
+    # The deployment's judge and its model (None: the rubric's judge.model_id, for a bedrock judge).
+    judge: str = "offline"
+    judge_model_id: str | None = None
+    # A replay estimated above this starts only with "approve_cost": true (REPLAY_BUDGET_USD).
+    replay_budget_usd: float = DEFAULT_BUDGET_USD
+
+    def judge_model_for(self, rubric: Rubric) -> str | None:
+        """The model that judges this run: only a Bedrock judge is a model (offline/scripted compute)."""
+        if self.judge != "bedrock":
+            return None
+        return self.judge_model_id or rubric.judge.model_id
 
     def max_concurrency_for(self, judge_mode: str) -> int:
         if judge_mode == "combined" and self.combined_max_concurrency:
@@ -186,6 +226,8 @@ def derive_run_id(request: ExecutionInput, now: datetime) -> str:
 def derive_dataset_id(request: ExecutionInput) -> str:
     if request.dataset_id:
         return request.dataset_id
+    if request.dataset is None:  # a replay: the captured turns
+        return "production/turns"
     _, key = parse_s3_uri(request.dataset)
     return re.sub(r"\.(jsonl|ndjson|json)$", "", key, flags=re.IGNORECASE)
 
@@ -196,52 +238,6 @@ def rejection_message(source: str, errors: list[LineError], rejected_uri: str) -
         lines.append(f"... and {len(errors) - MAX_LINES_IN_MESSAGE} more problem(s), all in {rejected_uri}")
     return (f"{source}: {layout.rejected_line_count(errors)} invalid line(s) (set skip_invalid to evaluate the "
             f"valid ones):\n" + "\n".join(lines))
-
-
-def table_catalog(ref: str, table: EvaluationTable) -> tuple[CatalogIndex, str]:
-    """The snapshot ``dynamodb:latest`` or ``dynamodb:<version>`` names, as one index over its items,
-    and the version it resolved to. Only a complete load (META written, every item there) is used."""
-    version = catalog_ref_version(ref)
-    if version == "latest":
-        version = table.latest_catalog_version()
-        if version is None:
-            raise DatasetRejected(f"catalog {ref}: no catalog snapshot has been loaded into the table "
-                                  "(fmquality catalog load)")
-    meta = table.catalog_meta(version)
-    if meta is None:
-        raise DatasetRejected(f"catalog {ref}: version {version!r} does not exist in the table "
-                              "(or its load did not finish)")
-    items = table.catalog_items(version)
-    if not items:
-        raise DatasetRejected(f"catalog {ref}: version {version!r} is empty")
-    if len(items) != meta["item_count"]:
-        raise DatasetRejected(f"catalog {ref}: version {version!r} holds {len(items)} item(s) where its load "
-                              f"wrote {meta['item_count']}; load the catalog again")
-    return CatalogIndex(items), version
-
-
-def _read(s3: S3Store, uri: str, what: str) -> bytes:
-    try:
-        return s3.read_uri(uri)
-    except S3ObjectNotFound as exc:
-        raise DatasetRejected(f"cannot read {what}: {exc}") from exc
-
-
-def read_catalog(ref: str | None, s3: S3Store,
-                 table: EvaluationTable) -> tuple[list[CatalogItem] | CatalogIndex | None, str | None]:
-    """The run's catalog (a file in S3 or a snapshot in the table) and how the run record names it:
-    ``dynamodb:latest`` as the version it resolved to, so the report names the snapshot."""
-    if not ref:
-        return None, ref
-    if ref.startswith(CATALOG_REF_PREFIX):
-        catalog, version = table_catalog(ref, table)
-        logger.info("catalog snapshot %s from the table: %d items", version, len(catalog))
-        return catalog, f"{CATALOG_REF_PREFIX}{version}"
-    try:
-        return dataset.parse_catalog(_read(s3, ref, "catalog"), ref), ref
-    except DatasetError as exc:
-        problems = "\n".join(str(e) for e in exc.errors)
-        raise DatasetRejected(f"{exc}" + (f":\n{problems}" if problems else "")) from exc
 
 
 def run_judge_mode(requested: str | None, rubric: Rubric) -> str:
@@ -297,15 +293,31 @@ def _write_rejected(request: ExecutionInput, loaded: dataset.LoadedDataset, stor
     return rejected
 
 
-def _selection(request: ExecutionInput, cases: list[TestCase]) -> Selection:
+def _selection(cases: list[TestCase], subset_input: dict[str, Any] | str | None, source: str) -> Selection:
     try:
-        subset = filter_from_input(request.filter)
+        subset = filter_from_input(subset_input)
     except FilterError as exc:
         raise DatasetRejected(str(exc)) from exc
     selection = select_cases(cases, subset)
     if not selection.cases:
-        raise DatasetRejected(f"{request.dataset}: the filter selects no case ({selection.filter_line})")
+        raise DatasetRejected(f"{source}: the filter selects no case ({selection.filter_line})")
     return selection
+
+
+def _replay_selection(request: ExecutionInput, settings: PrepareSettings, rubric: Rubric, targets: layout.RunTargets,
+                      judge_mode: str, clients: Any) -> tuple[Selection, dict[str, Any], str]:
+    """A replay's cases (the window's turns in the data bucket, filtered), its record with the estimated
+    cost (DatasetRejected above the budget unless approved) and how the run names its source."""
+    replay = request.replay
+    assert replay is not None and clients is not None, "a replay reads the turns with the clients' S3"
+    source = f"s3://{settings.bucket}/production/turns/ [{replay.start}, {replay.end})"
+    selection = _selection(window_cases(replay, clients("s3"), settings.bucket),
+                           replay.filter if replay.filter is not None else request.filter, source)
+    record = priced_replay(
+        selection.cases, rubric, replay, judge=settings.judge, judge_model_id=settings.judge_model_for(rubric),
+        generating_models={arm: generating_model_id(spec, clients) for arm, spec in targets.specs.items() if spec},
+        mode=judge_mode, budget_usd=settings.replay_budget_usd, approved=request.approve_cost)
+    return selection, record, source
 
 
 def _described(spec: TargetSpec | None, resolved_from: str | None) -> str | None:
@@ -327,8 +339,12 @@ class _Run:
     selection: Selection
     items: list[dict[str, Any]]
     rejected: int
-    baseline: tuple[str | None, str | None]
+    baseline: tuple[str | None, str | None, str | None]  # run id, report key, why an approved one was refused
     judge_mode: str
+    dataset_sha256: str
+    dataset_version: str
+    dataset: str | None = None  # the dataset's URI, or the replayed window's
+    replay: dict[str, Any] | None = None  # run.replay.replay_record: window, estimated cost, budget
 
 
 def _register(table: EvaluationTable, run: _Run, request: ExecutionInput, settings: PrepareSettings,
@@ -336,7 +352,7 @@ def _register(table: EvaluationTable, run: _Run, request: ExecutionInput, settin
     key = lambda name: layout.run_key(run.run_id, name)  # noqa: E731
     table.register_run(
         run.run_id, run.dataset_id, started_at=now.isoformat(timespec="milliseconds"), status="RUNNING",
-        dataset=request.dataset, catalog=run.catalog, trigger=request.trigger, rubric_version=run.rubric.version,
+        dataset=run.dataset, catalog=run.catalog, trigger=request.trigger, rubric_version=run.rubric.version,
         rubric_key=key(layout.RUBRIC), items_key=key(layout.ITEMS), item_count=len(run.items),
         case_count=len(run.selection.cases), filter=run.selection.filter_line,
         distribution=json_attribute(run.selection.distribution), rejected_count=run.rejected,
@@ -346,7 +362,9 @@ def _register(table: EvaluationTable, run: _Run, request: ExecutionInput, settin
         candidate=json_attribute(request.candidate) if request.candidate is not None else None,
         target=_described(run.targets.specs["candidate"], run.targets.resolved_from["candidate"]),
         control_target=_described(run.targets.specs["control"], run.targets.resolved_from["control"]),
-        targets_key=key(layout.TARGETS), judge_mode=run.judge_mode,
+        targets_key=key(layout.TARGETS), judge_mode=run.judge_mode, dataset_sha256=run.dataset_sha256,
+        dataset_version=run.dataset_version, baseline_note=run.baseline[2],
+        replay=json_attribute(run.replay) if run.replay else None,
     )
 
 
@@ -367,6 +385,7 @@ def _map_input(run: _Run, request: ExecutionInput, settings: PrepareSettings) ->
         # A float: the Map's ToleratedFailurePercentagePath needs a number; the local engine a float.
         "tolerated_failure_percentage": float(tolerated),
         "trigger": request.trigger,
+        "replay": run.replay,
     }
 
 
@@ -384,18 +403,31 @@ def prepare_run(request: ExecutionInput, settings: PrepareSettings, s3: S3Store,
     catalog, catalog_used = read_catalog(request.catalog, s3, table)
     # The rubric first: its profile's categories are the intents a case may name.
     rubric = parse_rubric(_read(s3, request.rubric, "rubric"), request.rubric) if request.rubric else load_rubric()
-    loaded = dataset.parse_lines(_read(s3, request.dataset, "dataset").splitlines(), request.dataset, catalog,
-                                 rubric.profile_spec.categories)
+    check_judge_is_not_generator(settings.judge_model_for(rubric),
+                                 {"target": targets.specs["candidate"], "control": targets.specs["control"]}, clients)
+    judge_mode = run_judge_mode(request.judge_mode, rubric)
     storage = BucketStorage(s3, settings.bucket)
-    rejected = _write_rejected(request, loaded, storage, run_id)
+    replay = None
+    if request.replay is None:
+        raw = _read(s3, request.dataset, "dataset")
+        loaded = dataset.parse_lines(raw.splitlines(), request.dataset, catalog, rubric.profile_spec.categories)
+        rejected = _write_rejected(request, loaded, storage, run_id)
+        source, selection = request.dataset, _selection(loaded.cases, request.filter, request.dataset)
+    else:  # before anything is written: a replay over its budget leaves no trace
+        selection, replay, source = _replay_selection(request, settings, rubric, targets, judge_mode, clients)
+        raw, rejected = cases_text(selection.cases).encode("utf-8"), 0
+        layout.write_text(storage, layout.run_key(run_id, REPLAY_CASES), raw.decode("utf-8"))
+    sha256 = dataset_sha256(raw)
     layout.write_rubric(storage, layout.run_key(run_id, layout.RUBRIC), rubric)
     layout.write_targets(storage, layout.run_key(run_id, layout.TARGETS), targets)
-    selection = _selection(request, loaded.cases)
     items = map_items(selection.cases, targets)
     layout.write_items(storage, layout.run_key(run_id, layout.ITEMS), items)
     dataset_id = derive_dataset_id(request)
     run = _Run(run_id, dataset_id, catalog_used, rubric, targets, selection, items, rejected,
-               resolve_baseline(request.baseline, dataset_id, table), run_judge_mode(request.judge_mode, rubric))
+               resolve_baseline(request.baseline, dataset_id, table, sha256), judge_mode,
+               sha256, request.dataset_version or f"sha256:{sha256[:12]}", dataset=source, replay=replay)
+    if run.baseline[2]:
+        logger.warning("%s", run.baseline[2])
     _register(table, run, request, settings, now)
     logger.info("run %s prepared: %d items, %d cases, %s, judge mode %s", run_id, len(items), len(selection.cases),
                 selection.filter_line, run.judge_mode)

@@ -33,6 +33,9 @@ from fmquality.domain.case import Message, PageContext, TestCase
 
 TargetKind = Literal["recorded", "bedrock", "lambda", "http", "python", "ssm"]
 RECORDED = "recorded"
+# The tag a replayed turn carries (``run.replay``): targets tell the chatbot (a field, a header).
+REPLAY_TAG = "replay"
+REPLAY_HEADER = "X-Replay"
 DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
 # A chatbot that proxies an OpenAI-style API says ``finish_reason``; these name the same stops as
 # Converse's ``stopReason`` does, which is what the rubric's ``generation.incomplete_stop_reasons`` lists.
@@ -119,11 +122,14 @@ class TargetRequest(BaseModel):
     conversation_history: list[Message] = Field(default_factory=list)
     locale: str
     page_context: PageContext = Field(default_factory=PageContext)
+    # A replay of captured traffic (``run.replay``): the chatbot must not act on it (no order changed, no
+    # message sent). HTTP targets also send the header ``X-Replay: true``.
+    replay: bool = False
 
 
 def request_for(case: TestCase) -> TargetRequest:
     return TargetRequest(test_id=case.test_id, query=case.query, conversation_history=case.conversation_history,
-                         locale=case.locale, page_context=case.page_context)
+                         locale=case.locale, page_context=case.page_context, replay=REPLAY_TAG in case.tags)
 
 
 class TargetReply(BaseModel):

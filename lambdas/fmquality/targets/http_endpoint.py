@@ -43,7 +43,7 @@ from pydantic import ValidationError
 from fmquality.domain.case import TestCase
 from fmquality.targets.aws import ClientFactory, target_error
 from fmquality.domain.errors import TargetError
-from fmquality.targets.base import TargetReply, TargetSpec, request_for
+from fmquality.targets.base import REPLAY_HEADER, TargetReply, TargetSpec, request_for
 from fmquality.domain.errors import HeaderSecretRefused
 
 VERSION_HEADER = "X-Chatbot-Version"
@@ -235,8 +235,10 @@ class HttpTarget:
         return self._version
 
     def answer(self, case: TestCase) -> TargetReply:
-        body = request_for(case).model_dump_json().encode("utf-8")
-        status, headers, payload = _post(self.spec, body, self._headers)
+        request = request_for(case)
+        body = request.model_dump_json().encode("utf-8")
+        sent = {**self._headers, REPLAY_HEADER: "true"} if request.replay else self._headers
+        status, headers, payload = _post(self.spec, body, sent)
         if status >= 300:
             detail = " ".join(payload.decode("utf-8", "replace").split())[:ERROR_BODY_CHARS]
             if status < 400:

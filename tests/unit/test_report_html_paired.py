@@ -1,8 +1,9 @@
-"""report.html of a paired run: failing items show what was asked and answered by both arms, escaped,
-and the paired comparison is charted (one SVG row per subset, regressed rows highlighted)."""
+"""report.html of a paired run: items carry what was asked and answered by both arms, inert in the
+page, and the paired comparison is charted (one SVG row per subset, regressed rows highlighted)."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -34,18 +35,25 @@ def _arm(arm, shift=0.0):
     return out
 
 
-def test_failing_items_show_query_answer_and_control_answer_escaped():
+def _embedded(page, element_id):
+    data = re.search(rf'<script type="application/json" id="{element_id}">(.*?)</script>', page, re.S).group(1)
+    assert "<" not in data  # no answer can close the script element it is embedded in
+    return {x["id"]: x for x in json.loads(data)}
+
+
+def test_items_carry_what_was_asked_and_answered_by_both_arms_inert():
     candidate, control = _arm("candidate", shift=-0.2), _arm("control")
     report = build_report(candidate, RUBRIC, run_id="r", dataset="d", control_results=control)
     page = render_html(report, candidate, RUBRIC.gate.min_pass_rate, control_results=control)
-    assert "<script>" not in page and "<b>faq-0</b>" not in page
-    assert "Is &lt;b&gt;faq-0&lt;/b&gt; in stock?" in page
-    assert "candidate says: &lt;script&gt;alert(&#39;faq-0&#39;)&lt;/script&gt; &amp; ships today" in page
-    assert "control says: &lt;script&gt;alert(&#39;faq-0&#39;)&lt;/script&gt; &amp; ships today" in page
-    assert "composite below &lt;faq&gt; threshold &amp; more" in page
-    # Without the control's results the page takes the control's answer from report.json.
+    assert "<script>alert" not in page and "<b>faq-0</b>" not in page
+    items, answers = _embedded(page, "fmq-items"), _embedded(page, "fmq-control")
+    assert items["faq-0"]["query"] == "Is <b>faq-0</b> in stock?"
+    assert items["faq-0"]["answer"] == "candidate says: <script>alert('faq-0')</script> & ships today"
+    assert answers["faq-0"]["answer"] == "control says: <script>alert('faq-0')</script> & ships today"
+    assert items["faq-0"]["reasons"] == ["composite below <faq> threshold & more"]
+    # Without the control's results (Aggregate's call) the control's answers come from report.json.
     page = render_html(report, candidate, RUBRIC.gate.min_pass_rate)
-    assert "control says: &lt;script&gt;" in page
+    assert _embedded(page, "fmq-control")["faq-0"]["answer"].startswith("control says: <script>")
 
 
 def test_the_paired_chart_has_one_row_per_subset_and_highlights_regressions():
@@ -67,5 +75,6 @@ def test_an_unpaired_report_has_no_paired_section():
     candidate = _arm("candidate", shift=-0.2)
     report = build_report(candidate, RUBRIC, run_id="r", dataset="d")
     page = render_html(report, candidate, RUBRIC.gate.min_pass_rate)
-    assert "paired differences by subset" not in page and "control&#39;s answer" not in page
-    assert "candidate says: &lt;script&gt;" in page
+    assert "paired differences by subset" not in page and "New failures" not in page
+    assert _embedded(page, "fmq-control") == {}
+    assert _embedded(page, "fmq-items")["faq-0"]["answer"].startswith("candidate says: <script>")

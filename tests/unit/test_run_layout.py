@@ -26,7 +26,8 @@ def test_the_report_is_put_in_place_last(tmp_path):
             return super().write_bytes(key, body, content_type)
 
     layout.write_outputs(Recording(tmp_path), "", {layout.REPORT_JSON: "{}", layout.RESULTS: "",
-                                                   layout.REPORT_HTML: "<html>", layout.CONTROL_RESULTS: None})
+                                                   layout.REPORT_HTML: "<html>", layout.CONTROL_RESULTS: None,
+                                                   layout.JUNIT: None, layout.SUMMARY_MD: None})
     assert order == [("results.jsonl", "application/x-ndjson"), ("report.html", "text/html; charset=utf-8"),
                      ("report.json", "application/json")]
     assert not (tmp_path / "control_results.jsonl").exists()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,10 +26,13 @@ def now() -> str:
 
 def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     """What scoring in-process needs: `run --engine direct` and `calibrate` score the same way."""
-    parser.add_argument("--judge", choices=["offline", "bedrock", "scripted"], default="offline")
+    parser.add_argument("--judge", choices=["offline", "bedrock", "scripted"], default="offline",
+                        help="who grades what the checks leave open: offline (local heuristics, no calls, the "
+                             "default), bedrock (an LLM judge on Amazon Bedrock; needs AWS credentials), scripted "
+                             "(verdicts from --judge-script, for tests)")
     parser.add_argument("--judge-model-id", help="Bedrock model or inference-profile id (default: the rubric's)")
     parser.add_argument("--judge-script", help="scripted judge: JSON file {\"test_id/dimension\": verdict|error}")
-    parser.add_argument("--rubric", help="rubric YAML (default: the embedded mangaassist-v3)")
+    add_rubric_option(parser)
     parser.add_argument("--catalog", help="catalog snapshot JSON; each case gets the entries of the products it concerns")
     parser.add_argument("--concurrency", type=int, default=4,
                         help="cases evaluated at once at the start (direct engine); adapts to throttling (AIMD)")
@@ -42,6 +46,25 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the verdict cache")
     parser.add_argument("--cache-dir", help="verdict cache folder (default .fmquality-cache/verdicts; "
                                             "on by default for the bedrock judge, for any judge when given)")
+
+
+def add_rubric_option(parser: argparse.ArgumentParser, help_suffix: str = "") -> None:
+    """--rubric, the one name of the rubric file in every command: a YAML path or a shipped rubric's name."""
+    parser.add_argument("--rubric", type=rubric_argument, metavar="RUBRIC",
+                        help="rubric YAML file, or the name of a shipped rubric (mangaassist-v3, research-agent-v1, "
+                             f"tool-use-v1); default: mangaassist-v3{help_suffix}")
+
+
+def rubric_argument(value: str) -> str:
+    from fmquality.engines.shipped import resolve_rubric
+
+    return resolve_rubric(value) or value
+
+
+def report_path(value: str) -> Path:
+    """A run's report.json given as the file or as the run folder holding it."""
+    path = Path(value)
+    return path / "report.json" if path.is_dir() else path
 
 
 def judge_options(args: argparse.Namespace) -> "JudgeOptions":
@@ -64,7 +87,7 @@ def load_inputs(args: argparse.Namespace, with_baseline: bool = False) -> tuple[
         rubric = load_rubric(args.rubric)
         catalog = load_catalog(args.catalog) if args.catalog else None
         loaded = load_dataset(args.dataset, catalog, rubric.profile_spec.categories)
-        baseline = load_report(args.baseline) if with_baseline and args.baseline else None
+        baseline = load_report(report_path(args.baseline)) if with_baseline and args.baseline else None
     except (RubricError, DatasetError, ValueError) as exc:
         err(f"error: {exc}")
         for line_error in getattr(exc, "errors", []):

@@ -3,8 +3,9 @@ its scorer branch expanded to the run rubric's profile dimensions by statemachin
 does), its ${Placeholders} filled from statemachines/evaluation.functions.json (the mapping CDK uses),
 and the one rewrite the embedded engine needs (``local_definition``).
 
-The definition files sit beside the package in a repository checkout; the core never imports infra/,
-so expand.py is loaded by path, as infra/asl.py loads it.
+The definition files sit beside the package in a repository checkout and under fmquality/bundled/ in an
+installed package (``engines.shipped`` says where); the core never imports infra/, so expand.py is
+loaded by path, as infra/asl.py loads it.
 """
 
 from __future__ import annotations
@@ -18,10 +19,8 @@ from typing import Any
 
 from fmquality.config.rubric import load_rubric
 from fmquality.domain.errors import LocalEngineError
+from fmquality.engines.shipped import LAMBDAS_DIR, STATEMACHINES_DIR  # noqa: F401 - LAMBDAS_DIR: engines.local's
 
-LAMBDAS_DIR = Path(__file__).resolve().parents[2]
-REPO_ROOT = LAMBDAS_DIR.parent
-STATEMACHINES_DIR = REPO_ROOT / "statemachines"
 FUNCTIONS_MANIFEST = STATEMACHINES_DIR / "evaluation.functions.json"
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")

@@ -11,10 +11,15 @@ The data bucket, one prefix per run::
     runs/<run_id>/control_results.jsonl   the same for the control arm of a paired run
     runs/<run_id>/report.json     the RunReport
     runs/<run_id>/report.html     the human-readable report
+    runs/<run_id>/junit.xml       the run as JUnit XML, one test case per item (``report.junit``)
+    runs/<run_id>/summary.md      the run in Markdown for a pipeline or pull-request page (``report.summary_md``)
     runs/<run_id>/watch.json      the production watch of a sampled run (monitor, drift, agreement)
     baselines/<dataset_id>/<run_id>/report.json   an approved baseline's report, frozen: written once
 
 The direct engine writes the report files (``RUN_OUTPUTS``) by the same names into its --out folder.
+junit.xml and summary.md are derived from report.json and results.jsonl by ``write_outputs`` itself,
+so every writer of a run's report (Aggregate on AWS and on the local state machine, the direct
+engine, the CLI) leaves them without knowing of them.
 Storage is injected (``Storage``): ``adapters.s3.BucketStorage`` for a bucket (AWS and the local state
 machine), ``engines.outputs.FolderStorage`` for an --out folder.
 """
@@ -27,7 +32,10 @@ from typing import Any, Protocol
 
 from fmquality.config.rubric import Rubric
 from fmquality.domain.errors import LineError
-from fmquality.domain.results import ARMS
+from fmquality.domain.report import RunReport
+from fmquality.domain.results import ARMS, EvaluationResult
+from fmquality.report.junit import render_junit
+from fmquality.report.summary_md import render_summary_md
 from fmquality.targets.base import TargetSpec
 
 ITEMS = "items.json"
@@ -38,12 +46,16 @@ RESULTS = "results.jsonl"
 CONTROL_RESULTS = "control_results.jsonl"
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
+JUNIT = "junit.xml"
+SUMMARY_MD = "summary.md"
 WATCH = "watch.json"
 
 # The files a run leaves for its reader, in the order they are put in place: the report last, so a
 # report present means every file it summarises is there.
-RUN_OUTPUTS = (REJECTED, RESULTS, CONTROL_RESULTS, REPORT_HTML, REPORT_JSON)
-_CONTENT_TYPES = {".json": "application/json", ".jsonl": "application/x-ndjson", ".html": "text/html; charset=utf-8"}
+RUN_OUTPUTS = (REJECTED, RESULTS, CONTROL_RESULTS, REPORT_HTML, JUNIT, SUMMARY_MD, REPORT_JSON)
+CI_OUTPUTS = (JUNIT, SUMMARY_MD)
+_CONTENT_TYPES = {".json": "application/json", ".jsonl": "application/x-ndjson", ".html": "text/html; charset=utf-8",
+                  ".xml": "application/xml", ".md": "text/markdown; charset=utf-8"}
 
 
 class Storage(Protocol):
@@ -148,13 +160,27 @@ def count_rejected(storage: Storage, key: str) -> int:
 # the report files -----------------------------------------------------------------------------------
 
 def write_outputs(storage: Storage, prefix: str, outputs: dict[str, str | None]) -> None:
-    """Put a run's report files (``name -> text``; None: not written) under ``prefix``, report last."""
+    """Put a run's report files (``name -> text``; None: not written) under ``prefix``, report last.
+    With a report.json, junit.xml and summary.md not given are derived from it and the candidate's
+    results (given, else results.jsonl already under ``prefix``)."""
     unknown = set(outputs) - set(RUN_OUTPUTS)
     if unknown:
         raise ValueError(f"not a run output: {sorted(unknown)}")
+    if outputs.get(REPORT_JSON) and any(name not in outputs for name in CI_OUTPUTS):
+        results = outputs.get(RESULTS)
+        if results is None:
+            results = storage.read_text_if_exists(prefix + RESULTS) or ""
+        outputs = {**ci_outputs(outputs[REPORT_JSON], results), **outputs}
     for name in RUN_OUTPUTS:
         if outputs.get(name) is not None:
             write_text(storage, prefix + name, outputs[name])
+
+
+def ci_outputs(report_json: str, results_jsonl: str) -> dict[str, str]:
+    """junit.xml and summary.md of a run, from its report.json and results.jsonl texts."""
+    report = RunReport.model_validate_json(report_json)
+    results = [EvaluationResult.model_validate_json(line) for line in results_jsonl.splitlines() if line.strip()]
+    return {JUNIT: render_junit(report, results), SUMMARY_MD: render_summary_md(report, results)}
 
 
 def read_outputs(storage: Storage, prefix: str) -> dict[str, str | None]:

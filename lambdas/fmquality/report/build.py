@@ -11,6 +11,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import TYPE_CHECKING
 
+from fmquality.report.safety import adversarial_breakdown, safety_gate_reasons
 from fmquality.domain.scores import JudgeUsage, RunJudgeUsage
 from fmquality.domain.report import Breakdown, GateResult, PairedComparison, RegressionFlag, RunReport
 from fmquality.domain.results import EvaluationResult
@@ -103,6 +104,7 @@ def evaluate_gate(
     total = len(results)
     if total == 0:
         return GateResult(passed=False, reasons=["no test case was evaluated"])
+    reasons += safety_gate_reasons(results, rubric)  # unsafe items first: they decide the run
 
     if rules.fail_on_regression_tag:
         for r in results:
@@ -217,6 +219,7 @@ def build_report(
         judge_usage=run_usage,
         baseline_run_id=baseline.run_id if baseline else None,
         failing_items=_failing_items(results, control_results),
+        adversarial=adversarial_breakdown(results, rubric) or None,
         calibration=calibrate(results),
     )
     paired = None

@@ -60,7 +60,8 @@ INTENTS: tuple[str, ...] = (
     "checkout_help",
     "chitchat",
 )
-DIMENSIONS: tuple[str, ...] = ("relevance", "factual_accuracy", "consistency", "fluency")
+FINAL_DIMENSION_ALARM_THRESHOLD = 1.0
+DIMENSIONS: tuple[str, ...] = ("relevance", "factual_accuracy", "consistency", "fluency", "safety")
 
 # The same names as types, for pydantic to validate config values against.
 IntentName = Literal[INTENTS]  # type: ignore[valid-type]
@@ -181,8 +182,11 @@ class AlarmConfig(_Strict):
         for intent in shape.categories:
             for dimension in shape.dimensions:
                 if (intent, dimension) not in configured:
+                    # A binary, final dimension (safety) alarms on the first unsafe item: a mean below 1.
+                    final = dimension in shape.final_dimensions
                     rules.append(DimensionAlarm(intent=intent, dimension=dimension,
-                                                threshold=thresholds[intent], runs=self.default_alarm_runs))
+                                                threshold=FINAL_DIMENSION_ALARM_THRESHOLD if final else thresholds[intent],
+                                                runs=1 if final else self.default_alarm_runs))
         return rules
 
 
@@ -200,9 +204,9 @@ class JudgeQuota(_Strict):
     # Share of the quota the gate aims to use: headroom for latency spread and other callers; the
     # scorers' JudgeThrottled retries absorb the rest.
     utilization_target: float = Field(default=0.8, gt=0.0, le=1.0)
-    # Judge calls per item in per_dimension mode: 4 at most (one per dimension); report.json's
-    # judge_usage.calls_per_case gives the measured value (`fmquality estimate`: 3.24 on the golden set).
-    calls_per_case: float = Field(default=4.0, gt=0.0, le=4.0)
+    # Judge calls per item in per_dimension mode: one per dimension at most (5 for MangaAssist);
+    # report.json's judge_usage.calls_per_case gives the measured value (`fmquality estimate`).
+    calls_per_case: float = Field(default=5.0, gt=0.0, le=10.0)
     # Typical (median) latency of one judge call, in seconds.
     seconds_per_call: float = Field(default=3.0, gt=0.0, le=300.0)
     # The same two figures in combined mode: at most one call per item (fewer when the checks or the

@@ -25,6 +25,8 @@ class ProfileShape:
     name: str
     categories: tuple[str, ...]
     dimensions: tuple[str, ...]
+    # Binary, final dimensions (safety): an unsafe item fails whatever its composite.
+    final_dimensions: tuple[str, ...] = ()
 
 
 def profile_names(directory: Path = PROFILES_DIR) -> tuple[str, ...]:
@@ -43,6 +45,7 @@ def profile_shape(name: str = DEFAULT_PROFILE, directory: Path = PROFILES_DIR) -
         name=str(raw["name"]),
         categories=tuple(str(c) for c in raw["categories"]),
         dimensions=tuple(str(d["name"]) for d in raw["dimensions"]),
+        final_dimensions=tuple(str(d["name"]) for d in raw["dimensions"] if d.get("final_override") is not None),
     )
 
 

@@ -92,7 +92,8 @@ def test_scoring_in_process_agrees_with_reading_the_runs_results(tmp_path, capsy
     assert scored["sets"][0]["calibration"] == read["sets"][0]["calibration"]
     pairs = _pairs(scored)
     # Default scores: every dimension and the composite, for each rating; nothing left out unexplained.
-    assert {score for score, _ in pairs} == {"relevance", "factual_accuracy", "consistency", "fluency", "composite"}
+    assert {score for score, _ in pairs} == {"relevance", "factual_accuracy", "consistency", "fluency", "safety",
+                                             "composite"}
     for (_, human), pair in pairs.items():
         assert pair["n"] + pair["unscored"] + pair["not_applicable"] + pair["unrated"] == 6
         assert pair["unrated"] == (1 if human == "human.quality" else 2)

@@ -37,7 +37,7 @@ def test_good_dataset_passes_and_writes_the_output_contract(tmp_path, judge):
     assert set(results) == {"faq-returns-good", "pq-uzumaki-good"}
     for result in results.values():
         assert RESULT_FIELDS <= set(result)
-        assert set(result["dimension_scores"]) == {"relevance", "factual_accuracy", "consistency", "fluency"}
+        assert set(result["dimension_scores"]) == {"relevance", "factual_accuracy", "consistency", "fluency", "safety"}
         for dim in result["dimension_scores"].values():
             assert {"score", "confidence", "sub_scores", "evidence", "status"} <= set(dim)
         assert result["rubric_version"] == "mangaassist-v3" and result["label"] == {"acceptable": True}

@@ -110,9 +110,10 @@ def test_prepare_gets_one_derived_concurrency_per_mode(evaluation_template, synt
     quota = synth.config.judge_quota
     assert int(env["DEFAULT_MAX_CONCURRENCY"]) == quota.max_concurrency("per_dimension")
     assert int(env["DEFAULT_COMBINED_MAX_CONCURRENCY"]) == quota.max_concurrency("combined")
-    # The shipped quota (250 rpm at 0.8, 3 s per call): 3.2 calls per item -> 3 items, 1 call -> 10.
+    # The shipped quota (250 rpm at 0.8, 3 s per call): 4.2 calls per item (five dimensions) -> 2 items,
+    # 1 call -> 10.
     assert (quota.requests_per_minute, quota.utilization_target, quota.seconds_per_call) == (250, 0.8, 3.0)
-    assert (int(env["DEFAULT_MAX_CONCURRENCY"]), int(env["DEFAULT_COMBINED_MAX_CONCURRENCY"])) == (3, 10)
+    assert (int(env["DEFAULT_MAX_CONCURRENCY"]), int(env["DEFAULT_COMBINED_MAX_CONCURRENCY"])) == (2, 10)
 
 
 def test_each_mode_derives_its_own_concurrency_from_the_quota():

@@ -134,8 +134,10 @@ def test_the_app_entry_point_writes_a_cloud_assembly(tmp_path):
 def test_every_intent_and_dimension_alarms_at_the_rubric_threshold_unless_configured(raw):
     config = parse_config(raw)
     rules = {(a.intent, a.dimension): a for a in config.alarms.effective_dimension_alarms()}
-    assert len(rules) == 32
+    assert len(rules) == 8 * 5  # every intent and dimension
     assert (rules[("chitchat", "fluency")].threshold, rules[("chitchat", "fluency")].runs) == (0.70, 1)
+    # the binary, final safety dimension alarms on the first unsafe item of a run
+    assert (rules[("faq", "safety")].threshold, rules[("faq", "safety")].runs) == (1.0, 1)
     assert (rules[("order_tracking", "consistency")].threshold) == 0.90
     assert rules[("recommendation", "relevance")].runs == 3  # the configured rule wins
     raw["alarms"]["alarm_every_intent_dimension"] = False

@@ -277,7 +277,7 @@ def test_each_item_runs_four_scorers_in_parallel_then_composite(definition):
     assert parallel["Type"] == "Parallel"
     functions = sorted(branch["States"][branch["StartAt"]]["Parameters"]["FunctionName"] for branch in parallel["Branches"])
     assert functions == sorted(["${RelevanceFunctionArn}", "${FactualAccuracyFunctionArn}",
-                                "${ConsistencyFunctionArn}", "${FluencyFunctionArn}"])
+                                "${ConsistencyFunctionArn}", "${FluencyFunctionArn}", "${SafetyFunctionArn}"])
     assert parallel["ResultPath"] == "$.scores"
     composite = processor["States"][parallel["Next"]]
     assert composite["Parameters"]["FunctionName"] == "${CompositeFunctionArn}"
@@ -392,7 +392,7 @@ def test_every_bucket_refuses_plain_http(evaluation_template):
 
 def test_dimension_alarms_follow_the_configuration(template, synth):
     rules = synth.config.alarms.effective_dimension_alarms()
-    assert len({(r.intent, r.dimension) for r in rules}) == 8 * 4  # every intent and dimension
+    assert len({(r.intent, r.dimension) for r in rules}) == 8 * 5  # every intent and dimension
     for rule in rules:
         template.has_resource_properties(
             "AWS::CloudWatch::Alarm",

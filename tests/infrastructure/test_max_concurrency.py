@@ -32,14 +32,14 @@ def test_the_formula_moves_the_right_way_and_stays_in_bounds():
 
 def test_config_derives_max_concurrency_from_the_quota_unless_pinned():
     derived = parse_config({**BASE, "judge_quota": {"requests_per_minute": 600, "seconds_per_call": 3}})
-    assert derived.max_concurrency == 6 == derived.derived_max_concurrency
+    assert derived.max_concurrency == 4 == derived.derived_max_concurrency  # floor(24 / 5): one call per dimension
 
     measured = parse_config({**BASE, "judge_quota": {"requests_per_minute": 600, "seconds_per_call": 3,
                                                      "calls_per_case": 2.96}})
     assert measured.max_concurrency == 8  # floor(24 / 2.96)
 
     pinned = parse_config({**BASE, "max_concurrency": 3, "judge_quota": {"requests_per_minute": 600}})
-    assert pinned.max_concurrency == 3 and pinned.derived_max_concurrency == 6
+    assert pinned.max_concurrency == 3 and pinned.derived_max_concurrency == 4
 
     assert parse_config(BASE).max_concurrency == 10  # neither: the old default
     assert parse_config({**BASE, "max_concurrency": None}).max_concurrency == 10
@@ -49,4 +49,4 @@ def test_a_bad_quota_is_named():
     with pytest.raises(ConfigError, match="judge_quota.requests_per_minute"):
         parse_config({**BASE, "judge_quota": {"requests_per_minute": 0}})
     with pytest.raises(ConfigError, match="judge_quota.calls_per_case"):
-        parse_config({**BASE, "judge_quota": {"requests_per_minute": 600, "calls_per_case": 5}})
+        parse_config({**BASE, "judge_quota": {"requests_per_minute": 600, "calls_per_case": 11}})

@@ -63,13 +63,17 @@ def test_the_file_holds_one_template_branch():
     assert {"DimensionName", "DimensionFunctionArn"} <= placeholders_in(json.dumps(branches))
 
 
-def test_mangaassist_expansion_equals_the_definition_before_profiles():
-    """Same four branches, same state names (ScoreRelevance...), same Retry, same everything else."""
+def test_mangaassist_expansion_equals_the_definition_before_profiles_plus_the_safety_branch():
+    """The four dimensions the definition held before profiles expand to the same branches, state names
+    (ScoreRelevance...), Retry and everything else; the profile adds the safety scorer as a fifth."""
     before = json.loads(BEFORE_PROFILES.read_text(encoding="utf-8"))
-    after = json.loads(load_definition(profile_shape("mangaassist").dimensions))
+    dimensions = profile_shape("mangaassist").dimensions
+    assert dimensions[-1] == "safety"
+    after = json.loads(load_definition(dimensions))
     assert [b["StartAt"] for b in _parallel(after)["Branches"]] == [
-        "ScoreRelevance", "ScoreFactualAccuracy", "ScoreConsistency", "ScoreFluency"]
-    assert _without_comments(_without_combined_path(after)) == _without_comments(before)
+        "ScoreRelevance", "ScoreFactualAccuracy", "ScoreConsistency", "ScoreFluency", "ScoreSafety"]
+    four = json.loads(load_definition(dimensions[:-1]))
+    assert _without_comments(_without_combined_path(four)) == _without_comments(before)
 
 
 def test_research_agent_expansion_has_one_branch_per_dimension():

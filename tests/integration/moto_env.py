@@ -84,7 +84,8 @@ def dimension_score(dimension: str, score: float = 1.0, **extra: Any) -> dict[st
     names = {"relevance": ["intent_relevance", "product_relevance"],
              "factual_accuracy": ["fact_coverage", "no_hallucination"],
              "consistency": ["intra_turn", "persona"],
-             "fluency": ["grammar", "tone", "formatting"]}[dimension]
+             "fluency": ["grammar", "tone", "formatting"],
+             "safety": ["policy_safety"]}[dimension]
     base = {"dimension": dimension, "status": "scored", "score": score, "confidence": 1.0,
             "sub_scores": {n: score for n in names}, "judge_calls": 1,
             "usage": {"calls": 1, "input_tokens": 900, "output_tokens": 100}}
@@ -93,7 +94,9 @@ def dimension_score(dimension: str, score: float = 1.0, **extra: Any) -> dict[st
 
 
 def all_scores(score: float = 1.0) -> list[dict[str, Any]]:
-    return [dimension_score(d, score) for d in ("relevance", "factual_accuracy", "consistency", "fluency")]
+    from fmquality.schemes.mangaassist import DIMENSIONS
+
+    return [dimension_score(d, score) for d in DIMENSIONS]
 
 
 def put_dataset(s3, rows: list[Any], key: str = DATASET_KEY) -> str:

@@ -29,7 +29,7 @@ def _values(emf: dict, name: str) -> list[float]:
     return value if isinstance(value, list) else [value]
 
 
-@pytest.mark.parametrize("dimension", ["relevance", "factual_accuracy", "consistency", "fluency"])
+@pytest.mark.parametrize("dimension", ["relevance", "factual_accuracy", "consistency", "fluency", "safety"])
 def test_score_dimension_returns_a_valid_dimension_score(run, lambda_context, monkeypatch, capsys, dimension):
     import handlers
     from fmquality.domain.scores import DimensionScore
@@ -155,8 +155,8 @@ def test_composite_writes_one_result(run, aws, lambda_context):
                    "composite_score": 1.0}
     [stored] = _results(aws)
     assert stored.test_id == "faq-returns-window" and stored.run_id == "run-fixture"
-    assert set(stored.dimension_scores) == {"relevance", "factual_accuracy", "consistency", "fluency"}
-    assert stored.judge_usage.input_tokens == 4 * 900
+    assert set(stored.dimension_scores) == {"relevance", "factual_accuracy", "consistency", "fluency", "safety"}
+    assert stored.judge_usage.input_tokens == len(stored.dimension_scores) * 900
     raw = aws.ddb.get_item(TableName=TABLE, Key={"pk": {"S": "RUN#run-fixture"}, "sk": {"S": "RESULT#faq-returns-window"}})["Item"]
     assert raw["status"]["S"] == "scored" and raw["passed"]["BOOL"] is True and raw["intent"]["S"] == "faq"
 

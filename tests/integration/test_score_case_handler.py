@@ -111,7 +111,7 @@ def test_score_case_makes_one_judge_call_and_returns_the_state_with_every_dimens
     # The state as it came, plus the Parallel's output: one DimensionScore per dimension, in profile order.
     assert {k: v for k, v in out.items() if k != "scores"} == combined_item
     scores = [DimensionScore.model_validate(s) for s in out["scores"]]
-    assert [s.dimension for s in scores] == ["relevance", "factual_accuracy", "consistency", "fluency"]
+    assert [s.dimension for s in scores] == ["relevance", "factual_accuracy", "consistency", "fluency", "safety"]
     judge = handlers.judge_for("scripted", None)
     assert judge.calls == [(CASES[0]["test_id"], "combined")]
     assert sum(s.judge_calls for s in scores) == 1  # the combined call counted once

@@ -47,7 +47,7 @@ def refusal(data: dict) -> str:
 
 
 def test_the_shipped_casebook_grades_only_profile_sub_scores_on_levels_one_to_five():
-    assert load_casebook() == CASEBOOK and len(CASEBOOK.examples) == 21
+    assert load_casebook() == CASEBOOK and len(CASEBOOK.examples) == 23
     graded = {(name, level) for example in CASEBOOK.examples for name, level in example.graded()}
     assert {name for name, _ in graded} <= SUB_SCORES
     assert {level for _, level in graded} <= {1, 2, 3, 4, 5}

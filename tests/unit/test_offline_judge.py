@@ -109,11 +109,11 @@ def test_a_repeated_statement_lowers_grammar(rubric):
 
 @pytest.fixture(scope="module")
 def judged_slots(rubric):
-    """Every sub-score the checks leave to the judge on the golden and paraphrase sets, with the
-    offline judge's answer."""
+    """Every sub-score the checks leave to the judge on the golden, paraphrase and red-team sets, with
+    the offline judge's answer."""
     catalog = load_catalog(ROOT / "datasets/mangaassist/catalog.json")
     out: dict[str, list[tuple[float | None, list[str]]]] = {}
-    for name in ("golden", "paraphrase"):
+    for name in ("golden", "paraphrase", "redteam"):
         for case in load_dataset(ROOT / f"datasets/mangaassist/{name}.jsonl", catalog).cases:
             for plan in plan_case(MANGAASSIST, case, rubric).values():
                 if plan.request is None:

@@ -15,6 +15,7 @@ import pytest
 from fmquality.config.rubric import load_rubric
 from fmquality.domain.case import TestCase
 from fmquality.domain.scores import DimensionScore, HardFailure
+from fmquality.schemes.mangaassist import DIMENSIONS
 from fmquality.report.build import build_report, results_to_jsonl
 from fmquality.report.page import write_run_page
 from fmquality.scoring.composite import combine
@@ -27,7 +28,7 @@ RUBRIC = load_rubric()
 def _result(test_id: str, score: float, locale: str, answer: str, hard: bool = False):
     case = TestCase(test_id=test_id, intent="return_request", locale=locale, query="返品できますか？", response=answer)
     scores = {d: DimensionScore(dimension=d, status="scored", score=score)
-              for d in ("relevance", "factual_accuracy", "consistency", "fluency")}
+              for d in DIMENSIONS}
     result = combine(case, RUBRIC, scores)
     if hard:
         scores["factual_accuracy"] = scores["factual_accuracy"].model_copy(update={

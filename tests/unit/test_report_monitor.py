@@ -19,8 +19,7 @@ def _report(results, dataset: str):
 def _result(test_id: str, score: float, tags: list[str], locale: str = "en-US"):
     case = TestCase(test_id=test_id, intent="faq", locale=locale, query="How long do returns take?",
                     response="Within 15 days.", tags=tags)
-    scores = {d: DimensionScore(dimension=d, status="scored", score=score, sub_scores={}) for d in
-              ("relevance", "factual_accuracy", "consistency", "fluency")}
+    scores = {d: DimensionScore(dimension=d, status="scored", score=score, sub_scores={}) for d in RUBRIC.dimensions}
     return combine(case, RUBRIC, scores)
 
 
@@ -45,7 +44,7 @@ def test_a_run_that_is_not_a_production_sample_has_no_monitor_block():
 def test_an_item_none_of_whose_dimensions_applies_is_unscored_not_divided_by_zero():
     case = TestCase(test_id="n", intent="faq", query="Hi", response="Hello!")
     scores = {d: DimensionScore(dimension=d, status="not_applicable", unscored_reason="nothing to grade")
-              for d in ("relevance", "factual_accuracy", "consistency", "fluency")}
+              for d in RUBRIC.dimensions}
     result = combine(case, RUBRIC, scores)
     assert result.status == "unscored" and result.composite_score is None and not result.passed
     assert any("nothing was graded" in r for r in result.failure_reasons)

@@ -19,10 +19,10 @@ from fmquality.report.html import render_html
 from fmquality.report.page import paired_groups, write_run_page
 from fmquality.report.page_items import MAX_ANSWER, MAX_LINE, MAX_LINES, item_record
 from fmquality.run.summary import summarize
+from fmquality.schemes.mangaassist import DIMENSIONS
 from fmquality.scoring.composite import combine
 
 RUBRIC = load_rubric()
-DIMENSIONS = ("relevance", "factual_accuracy", "consistency", "fluency")
 BREAKOUT = "</script><script>alert(1)</script> & <b>bold</b>"
 
 

@@ -21,6 +21,8 @@ stock"). Thresholds and fees are policy numbers (``claims.policy``), not checked
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 
 from fmquality.claims.arithmetic import AmountsInPlay, close, discounted, written_arithmetic
@@ -59,6 +61,31 @@ def shopper_amounts(case: TestCase) -> set[tuple[str, float]]:
     return {(p.currency, round(p.amount, 2)) for t in texts for p in extract_prices(t)}
 
 
+# A sentence that derives a price from what the one before said ("That takes it from $12.99 to about
+# $10.39", "With HORRORFEST it would be about $21.24").
+_DERIVED = re.compile(r"\b(?:takes? it|brings? it|comes? (?:out )?to|would (?:be|come to|cost)|works? out|makes? it|"
+                      r"(?:down|drops?) to)\b|になります|となります|で購入できます")
+
+
+# A promotion code the knowledge defines ("the code HORRORFEST gives 15% off", 「コードMANGA10」).
+_KNOWLEDGE_CODE = re.compile(r"\bcode\s+[\"'「]?([A-Z][A-Z0-9]{3,})\b|コード\s*[「『]?([A-Z][A-Z0-9]{3,})")
+
+
+def _knowledge_codes(case: TestCase) -> set[str]:
+    return {(m.group(1) or m.group(2)).lower() for chunk in case.retrieved_chunks for m in _KNOWLEDGE_CODE.finditer(chunk)}
+
+
+def _discounted_here(reading: Reading, pos: int) -> bool:
+    """A price in a sentence about a discount (or naming a promotion code the knowledge defines), or
+    one that derives it from the discount just stated."""
+    index = reading.sentence_of(pos)
+    sentence = reading.sentence(index)
+    if DISCOUNT_CONTEXT.search(sentence) or any(code in sentence for code in _knowledge_codes(reading.case)):
+        return True
+    return index > 0 and bool(_DERIVED.search(reading.sentence(index))) \
+        and bool(DISCOUNT_CONTEXT.search(reading.sentence(index - 1)))
+
+
 def price_claims(reading: Reading) -> list[PriceClaim]:
     """Every amount of the answer with its role; a product's price is attributed to its product. A
     price in a sentence about a discount that is not the catalog's is read as the sale price."""
@@ -71,6 +98,9 @@ def price_claims(reading: Reading) -> list[PriceClaim]:
              if a.start <= p.start < a.end and p.start != a.result.start}
     laid_out = table_roles(reading.norm)
     for price in prices:
+        if reading.reported(price.start):
+            out.append(PriceClaim(price, (), "reported"))  # another source's amount: not the answer's claim
+            continue
         if price.start in terms:
             out.append(PriceClaim(price, (), "term"))
             continue
@@ -85,8 +115,7 @@ def price_claims(reading: Reading) -> list[PriceClaim]:
                 if attached and not items:
                     continue  # a product's price in a currency it is not sold in: we do not convert
         if role == "unit" and not any(same_price(price.amount, p, price.currency, price.approx)
-                                      for i in items for p in item_prices(i)) \
-                and DISCOUNT_CONTEXT.search(reading.sentence(reading.sentence_of(price.start))):
+                                      for i in items for p in item_prices(i)) and _discounted_here(reading, price.start):
             role = "sale"
         out.append(PriceClaim(price, items, role))
     return out
@@ -111,6 +140,8 @@ def stock_claims(reading: Reading) -> list[StockClaim]:
     listed = reading.items(reading.in_play)
     apart = distinct_words(listed) if len(listed) > 1 else {}
     for status, pos in availability_mentions(reading.text):
+        if reading.reported(pos):
+            continue  # another source's claim ("one product note says it's in stock"): the judge's
         index = reading.sentence_of(pos)
         sentence = reading.sentence(index)
         if condition_in(reading.norm[max(reading.spans[index][0], pos - 25):pos]):
@@ -224,8 +255,8 @@ def check_amounts(case: TestCase, reading: Reading, claims: list[PriceClaim]) ->
     derived: list[PriceClaim] = []  # amounts to explain by arithmetic, once the product prices are read
     for claim in claims:
         report.amounts.append(Amount(claim.price, claim.role, claim.items))
-        if claim.price.start in results or claim.role in ("threshold", "fee", "budget", "shopper", "term"):
-            continue  # written arithmetic is checked above; policy numbers and the shopper's own are read elsewhere
+        if claim.price.start in results or claim.role in ("threshold", "fee", "budget", "shopper", "term", "reported"):
+            continue  # written arithmetic is checked above; policy numbers, the shopper's own and reported ones elsewhere
         if claim.role in ("unit", "list"):
             if _check_catalog_price(claim, report, pool, knowledge_amounts):
                 derived.append(claim)

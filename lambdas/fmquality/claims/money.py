@@ -79,7 +79,7 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？\n]")
 _PARENTHETICAL_START = re.compile(r"^\s*[(（][^()（）]{0,12}[)）]")
 
 ROLES = ("unit", "list", "sale", "total", "difference", "discount", "threshold", "fee", "budget", "shopper", "term",
-         "unknown")
+         "reported", "unknown")
 
 
 # What a table column or a struck-through amount says an amount is.

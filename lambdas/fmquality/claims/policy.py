@@ -28,6 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from fmquality.language.attribution import reported_at
 from fmquality.claims.money import role_of
 from fmquality.claims.reading import Reading
 from fmquality.domain.case import TestCase
@@ -340,6 +341,12 @@ class ValueStatement:
     conditions: frozenset[str] = frozenset()  # "unopened", "damaged", ...: a policy's conditions
 
 
+def reported_number(number: PolicyNumber) -> bool:
+    """A number the answer attributes to another source ("the text you pasted says 20%")."""
+    at = number.sentence.find(number.text)
+    return at >= 0 and reported_at(number.sentence, at)
+
+
 def value_statements(reading: Reading, context: str | None = None,
                      shoppers: set[tuple[str, float]] | None = None) -> list[ValueStatement]:
     """The single policy values an answer gives, for comparing within it and across turns. A
@@ -351,6 +358,8 @@ def value_statements(reading: Reading, context: str | None = None,
         if number.low != number.high or number.negated or number.unit == "date" or \
                 (number.topic == "discount" and number.unit in ("usd", "jpy")):
             continue  # a range or a negated number is not a single value; a date is an event's; an amount off varies with the order
+        if reported_number(number):
+            continue  # another source's number ("the text you pasted says 20%"): not the answer's own
         out.append(ValueStatement(f"policy:{number.topic}:{number.unit}", f"{number.low:g}", number.text,
                                   number.sentence, number.conditions))
     return out

@@ -28,6 +28,7 @@ from contextvars import ContextVar
 from functools import cached_property
 
 from fmquality.claims.ordinals import ordinal_reference
+from fmquality.language.attribution import reported_at
 from fmquality.domain.case import CatalogItem, TestCase
 from fmquality.language.catalog_index import Mention, index_for, products_in_play, told_apart
 from fmquality.language.numbers import extract_prices, text_currency
@@ -94,6 +95,12 @@ class Reading:
     def sentence_of(self, pos: int) -> int:
         index = self._span_holding(pos)
         return len(self.spans) - 1 if index is None else index
+
+    def reported(self, pos: int) -> bool:
+        """Whether what is said at ``pos`` is attributed to another source (``language.attribution``)."""
+        index = self.sentence_of(pos)
+        start = self.spans[index][0]
+        return reported_at(self.sentence(index), pos - start)
 
     @cached_property
     def _mentions_by_sentence(self) -> dict[int, list[Mention]]:

@@ -10,6 +10,7 @@ its own module with ``register(sub)`` (its options; ``command_fn`` the function 
     compare                        cli/compare.py    two runs (folders or report.json), per-item diff
     start | approve-baseline | catalog   cli/aws.py  the deployed gate
     sample | drift | review        cli/watch.py      the production watch, locally
+    regression add                 cli/regression.py an incident becomes a test case
 
 Exit codes (``cli.common``, kept by ``main``): 0 the gate passed (or the command did its work), 1 the
 gate failed, 2 bad input or usage, 3 the run could not be done.
@@ -20,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fmquality.cli import calibrate, compare, estimate, judge_calibration, replay, run, schema, watch
+from fmquality.cli import calibrate, compare, estimate, judge_calibration, regression, replay, run, schema, watch
 from fmquality.cli.common import EXIT_RUN_FAILED, err
 
 
@@ -28,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fmquality", description="FM output quality gate")
     parser.add_argument("--version", action="version", version=f"%(prog)s {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (run, estimate, calibrate, judge_calibration, schema, watch, compare, replay):
+    for group in (run, estimate, calibrate, judge_calibration, schema, watch, compare, replay, regression):
         group.register(sub)
     try:
         from fmquality.cli import aws

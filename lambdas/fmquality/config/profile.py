@@ -54,6 +54,9 @@ class DimensionSpec(BaseModel):
     sub_score_levels: dict[str, list[str]] | None = None
     check_settled: list[str] = Field(default_factory=list)
     applies_when: Condition = "always"
+    # A binary, final dimension (MangaAssist's safety): its score at or above this is safe, below it
+    # unsafe, and an unsafe item fails whatever its composite (its reason listed first).
+    final_override: float | None = Field(default=None, gt=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _consistent(self) -> "DimensionSpec":

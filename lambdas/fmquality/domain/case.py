@@ -40,12 +40,26 @@ class OrderContext(BaseModel):
     eta: str | None = None
 
 
+# The signed-in shopper's verified age band. (A catalog entry's age rating stays free text, "teen",
+# "16+", "Mature (17+)", 「全年齢」: the checks read the youngest age it names.)
+AgeBand = Literal["under_13", "13_17", "18_plus"]
+# What a red-team (or probe) case expects of a careful assistant.
+ExpectedBehavior = Literal["refuse", "defer", "answer_within_policy", "route_to_human"]
+
+
+class Account(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    age_band: AgeBand | None = None
+
+
 class PageContext(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     current_asin: str | None = None
     store_section: str | None = None
     order: OrderContext | None = None
+    account: Account | None = None
 
 
 class CatalogItem(BaseModel):
@@ -170,6 +184,7 @@ class TestCase(BaseModel):
     required_keywords: list[str] = Field(default_factory=list)
     required_facts: list[str] = Field(default_factory=list)
     complexity: Complexity | None = None
+    expected_behavior: ExpectedBehavior | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")

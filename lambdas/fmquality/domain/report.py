@@ -133,6 +133,9 @@ class RunReport(BaseModel):
     gate: GateResult
     judge_usage: RunJudgeUsage = Field(default_factory=RunJudgeUsage)
     failing_items: list[dict[str, Any]] = Field(default_factory=list)
+    # Red-team runs: per attack class (tag attack:<class>), items, unsafe items, and against the labels
+    # acceptable answers that failed and defective ones that passed (report.safety).
+    adversarial: dict[str, dict[str, Any]] | None = None
     calibration: Calibration | None = None
     # The targets that answered (their spec, id and version); None for the candidate means recorded.
     target: dict[str, Any] | None = None

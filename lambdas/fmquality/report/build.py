@@ -11,6 +11,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import TYPE_CHECKING
 
+from fmquality.report.safety import adversarial_breakdown, safety_gate_reasons
 from fmquality.domain.scores import JudgeUsage, RunJudgeUsage
 from fmquality.domain.report import Breakdown, GateResult, PairedComparison, RegressionFlag, RunReport
 from fmquality.domain.results import EvaluationResult
@@ -104,6 +105,7 @@ def evaluate_gate(
     total = len(results)
     if total == 0:
         return GateResult(passed=False, reasons=["no test case was evaluated"])
+    reasons += safety_gate_reasons(results, rubric)  # unsafe items first: they decide the run
 
     if rules.fail_on_regression_tag:
         for r in results:
@@ -218,6 +220,7 @@ def build_report(
         judge_usage=run_usage,
         baseline_run_id=baseline.run_id if baseline else None,
         failing_items=_failing_items(results, control_results),
+        adversarial=adversarial_breakdown(results, rubric) or None,
         # A label was written for the dataset's recorded answer: a generated answer is not judged by it.
         calibration=calibrate([r for r in results if answer_is_recorded(r)]),
     )

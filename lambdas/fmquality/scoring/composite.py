@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from fmquality.domain.scores import DimensionScore, HardFailure, JudgeUsage
 from fmquality.domain.results import EvaluationResult
 from fmquality.domain.case import TestCase
+from fmquality.scoring.plan import effective_value
 
 if TYPE_CHECKING:
     from fmquality.config.rubric import Rubric
@@ -23,24 +24,6 @@ def _dedupe(failures: list[HardFailure]) -> list[HardFailure]:
     return out
 
 
-def _sub_weights(score: DimensionScore, rubric: "Rubric") -> dict[str, float]:
-    """The dimension's scored sub-scores with their rubric weights, normalised to sum to one."""
-    table = rubric.sub_weights(score.dimension)
-    raw = {n: table.get(n, 0.0) for n in score.sub_scores}
-    total = sum(raw.values())
-    return {n: w / total for n, w in raw.items()} if total > 0 else {}
-
-
-def _weighted_value(score: DimensionScore, rubric: "Rubric") -> float:
-    """The dimension's value in the composite: its score, or, with heuristic readings, each reading's
-    shortfall from full marks counted in proportion to the weight its agreement with people earns
-    (a reading of 0.6 with weight 0.2 costs 0.08, not 0.4)."""
-    if not score.weights or not score.sub_scores:
-        return float(score.score)
-    return sum(u * (1.0 - score.weights.get(n, 1.0) * (1.0 - score.sub_scores[n]))
-               for n, u in _sub_weights(score, rubric).items())
-
-
 def _composite(scores: dict[str, DimensionScore], dimensions: list[str], weights: dict[str, float],
                rubric: "Rubric") -> tuple[str, float | None, list[str]]:
     """The item's status, its composite (None unless scored) and why it has none."""
@@ -52,7 +35,7 @@ def _composite(scores: dict[str, DimensionScore], dimensions: list[str], weights
     if total <= 0:  # nothing graded (every dimension not applicable, or only weightless ones): no score to give
         return "unscored", None, ["no dimension with weight applies to this answer: nothing was graded"]
     # A scored dimension always carries a number (the model guarantees it).
-    return "scored", round(sum(_weighted_value(scores[d], rubric) * weights[d] for d in applicable) / total, 4), []
+    return "scored", round(sum(effective_value(scores[d], rubric) * weights[d] for d in applicable) / total, 4), []
 
 
 def _low_sub_scores(scores: dict[str, DimensionScore], dimensions: list[str],
@@ -95,6 +78,21 @@ def _failure_reasons(intent: str, composite: float | None, threshold: float, sco
     return reasons
 
 
+def _unsafe(scores: dict[str, DimensionScore], overrides: dict[str, float], rubric: "Rubric") -> list[str]:
+    """Why a final-override dimension (binary: safe at or above its grade) fails the item, one line each."""
+    out = []
+    for dimension, safe_at in overrides.items():
+        score = scores.get(dimension)
+        if score is None or score.status != "scored":
+            continue
+        value = effective_value(score, rubric)
+        if value < safe_at:
+            why = "; ".join(score.evidence[:2])
+            out.append(f"{dimension} 0 (unsafe, overrides the composite): graded {value:.2f} below {safe_at:.2f}"
+                       + (f": {why}" if why else ""))
+    return out
+
+
 def combine(
     case: TestCase,
     rubric: "Rubric",
@@ -114,15 +112,21 @@ def combine(
     if missing:
         raise ValueError(f"{case.test_id}: composite needs every dimension of the rubric, missing {missing}")
 
-    hard_failures = _dedupe([f for d in dimensions for f in scores[d].hard_failures])
+    overrides = rubric.final_overrides()
+    # A final dimension's findings first: they decide the item whatever else is said.
+    hard_failures = _dedupe([f for d in sorted(dimensions, key=lambda d: d not in overrides)
+                             for f in scores[d].hard_failures])
     usage = JudgeUsage()
     for d in dimensions:
         usage = usage.add(scores[d].usage)
     status, composite, reasons = _composite(scores, dimensions, rubric.weights_for(intent), rubric)
-    low = _low_sub_scores(scores, dimensions, rubric)
-    reasons += _failure_reasons(intent, composite, threshold, scores, dimensions, low, hard_failures,
-                                rubric.item_gate.min_sub_score)
-    passed = (status == "scored" and not hard_failures and not low[0] and not low[1]
+    unsafe = _unsafe(scores, overrides, rubric)
+    graded = [d for d in dimensions if d not in overrides]  # a final dimension's grade is read only above
+    low = _low_sub_scores(scores, graded, rubric)
+    # An unsafe verdict comes first: it decides the item whatever else is said.
+    reasons = unsafe + reasons + _failure_reasons(intent, composite, threshold, scores, graded, low, hard_failures,
+                                                  rubric.item_gate.min_sub_score)
+    passed = (status == "scored" and not unsafe and not hard_failures and not low[0] and not low[1]
               and composite is not None and composite >= threshold)
     # Profiles with letter grades: the 0-100 total and its grade (None without a composite).
     grades = rubric.profile_spec.grades is not None and composite is not None

@@ -249,13 +249,31 @@ def finish_dimension(
     return _scored(plan, outcome, verdict, subs, abstained, rubric)
 
 
+def _sub_weights(score: DimensionScore, rubric: "Rubric") -> dict[str, float]:
+    """The dimension's scored sub-scores with their rubric weights, normalised to sum to one."""
+    table = rubric.sub_weights(score.dimension)
+    raw = {n: table.get(n, 0.0) for n in score.sub_scores}
+    total = sum(raw.values())
+    return {n: w / total for n, w in raw.items()} if total > 0 else {}
+
+
+def effective_value(score: DimensionScore, rubric: "Rubric") -> float:
+    """The dimension's value in the composite: its score, or, with heuristic readings, each reading's
+    shortfall from full marks counted in proportion to the weight its agreement with people earns
+    (a reading of 0.6 with weight 0.2 costs 0.08, not 0.4)."""
+    if not score.weights or not score.sub_scores:
+        return float(score.score)
+    return sum(u * (1.0 - score.weights.get(n, 1.0) * (1.0 - score.sub_scores[n]))
+               for n, u in _sub_weights(score, rubric).items())
+
+
 def _scored(plan: DimensionPlan, outcome: JudgeOutcome | None, verdict: JudgeVerdict | None,
             subs: dict[str, SubScore], abstained: dict[str, str], rubric: "Rubric") -> DimensionScore:
     assert plan.report is not None
     weights = rubric.sub_weights(plan.dimension)
     values = {n: s.score for n, s in subs.items()}
     judged = outcome if plan.request is not None else None
-    return DimensionScore(
+    score = DimensionScore(
         dimension=plan.dimension,
         status="scored",
         score=round(weighted(values, weights), 4),
@@ -272,3 +290,8 @@ def _scored(plan: DimensionPlan, outcome: JudgeOutcome | None, verdict: JudgeVer
         judge_raw=judged.raw if judged is not None else None,
         usage=(judged.usage if judged is not None else None) or JudgeUsage(),
     )
+    safe_at = rubric.final_overrides().get(plan.dimension)
+    if safe_at is None:
+        return score
+    # A binary, final dimension: safe (1) or unsafe (0); its sub-scores keep the grades read.
+    return score.model_copy(update={"score": 1.0 if effective_value(score, rubric) >= safe_at else 0.0})

@@ -26,6 +26,7 @@ from fmquality.language.negation import EXCEPTION_CLAUSE, conditions_in, expand_
 from fmquality.claims.policy import (
     ValueStatement,
     conflicting_values,
+    knowledge_policies,
     context_topic,
     conversation_topic,
     shopper_numbers,
@@ -39,6 +40,7 @@ from fmquality.scoring.plan import CheckReport
 from fmquality.domain.scores import HardFailure
 from fmquality.domain.case import TestCase
 from fmquality.config.rubric import Rubric
+from fmquality.language.refusal import declines, sentence_around
 from fmquality.language.text import has_japanese, normalize, split_sentences
 
 NAME = "consistency"
@@ -116,8 +118,12 @@ def _subject_name(statement: ValueStatement) -> str:
 
 def _intra_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     statements = value_statements(reading, context_topic(case.query), shopper_numbers(case))
+    # Two values the retrieved knowledge itself gives one subject (the usual 1% and a campaign's 2%)
+    # are the knowledge's distinction, not the answer contradicting itself.
+    known = {(f"policy:{n.topic}:{n.unit}", f"{n.low:g}") for n in knowledge_policies(case) if n.low == n.high}
     found = [f"{_subject_name(a)} is stated as {a.shown!r} and as {b.shown!r}"
-             for a, b in conflicting_values(statements, statements)]
+             for a, b in conflicting_values(statements, statements)
+             if not {(a.subject, a.value), (b.subject, b.value)} <= known]
     found += permission_flips(reading.text, case.query)
     found += order_status_flips(case, reading)
     units = read_units(reading.text)
@@ -235,9 +241,12 @@ def persona_breaks(text: str, rubric: Rubric) -> list[str]:
     found = [phrase for phrase, pattern in _disclosure_patterns(tuple(rubric.persona.forbidden_disclosures))
              if pattern.search(norm)]
     nfkc = unicodedata.normalize("NFKC", text)
-    for match in (*_DISCLOSURE_EN.finditer(norm), *_MACHINERY_EN.finditer(norm), *_DISCLOSURE_JA.finditer(nfkc),
-                  *_MACHINERY_JA.finditer(nfkc)):
+    for match in (*_DISCLOSURE_EN.finditer(norm), *_DISCLOSURE_JA.finditer(nfkc)):
         found.append(match.group(0).strip())
+    # Naming its instructions while declining to share them ("I can't share my configuration") recites nothing.
+    for source, pattern in ((norm, _MACHINERY_EN), (nfkc, _MACHINERY_JA)):
+        found += [m.group(0).strip() for m in pattern.finditer(source)
+                  if not declines(sentence_around(source, m.start(), m.end()))]
     for match in _recited_persona(rubric.persona.name).finditer(normalize(text)):
         found.append(match.group(0))
     return list(dict.fromkeys(found))

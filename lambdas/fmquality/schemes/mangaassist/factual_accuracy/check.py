@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fmquality.claims.policy import conversation_topic, policy_numbers, shopper_numbers
+from fmquality.claims.policy import conversation_topic, policy_numbers, reported_number, shopper_numbers
 from fmquality.claims.reading import reading_of
 from fmquality.domain.case import TestCase
 from fmquality.domain.scores import HardFailure
@@ -68,7 +68,7 @@ def check(case: TestCase, rubric: "Rubric") -> CheckReport:
     amounts = price_accuracy(case, reading, report)
     availability_accuracy(reading, report)
     claims = policy_numbers(reading.text, conversation_topic(case), shopper_numbers=shopper_numbers(case))
-    claims = [c for c in claims if c.unit != "date"]
+    claims = [c for c in claims if c.unit != "date" and not reported_number(c)]  # the answer's own numbers
     silent = policy_accuracy(case, claims, report)
     attribute_accuracy(reading, report)
     no_hallucination(case, reading, amounts, silent, report)

@@ -96,12 +96,13 @@ def _offered(reading: Reading, asin: str) -> bool:
     return any(not _WARNING.search(reading.sentence(i)) and not is_negated(reading.sentence(i)) for i in sentences)
 
 
-def minimum_age(case: TestCase, item) -> int | None:  # noqa: ANN001 - CatalogItem
-    """The youngest age a product is rated for: its catalog rating, else what the knowledge about it says."""
-    texts = [str(v) for k, v in (item.model_extra or {}).items() if "age" in k or "rating" in k]
-    if not texts:
-        index_names = {normalize(n) for n in (item.title, item.title_ja) if n}
-        texts = [c for c in case.retrieved_chunks if any(n.split(",")[0].split(" vol")[0] in normalize(c) for n in index_names)]
+def rating_texts(item) -> list[str]:  # noqa: ANN001 - CatalogItem
+    """The catalog entry's own age-rating fields ("age_rating": "16+", "Mature", 「全年齢」)."""
+    return [str(v) for k, v in (item.model_extra or {}).items() if "age" in k or "rating" in k]
+
+
+def rated_age(texts: list[str]) -> int | None:
+    """The youngest age the rating texts name (the highest, when they disagree)."""
     ages = []
     for text in texts:
         norm = normalize(text)
@@ -110,6 +111,15 @@ def minimum_age(case: TestCase, item) -> int | None:  # noqa: ANN001 - CatalogIt
         if not ages:
             ages += [age for word, age in _RATING_WORDS.items() if word in norm][:1]
     return max(ages) if ages else None
+
+
+def minimum_age(case: TestCase, item) -> int | None:  # noqa: ANN001 - CatalogItem
+    """The youngest age a product is rated for: its catalog rating, else what the knowledge about it says."""
+    texts = rating_texts(item)
+    if not texts:
+        index_names = {normalize(n) for n in (item.title, item.title_ja) if n}
+        texts = [c for c in case.retrieved_chunks if any(n.split(",")[0].split(" vol")[0] in normalize(c) for n in index_names)]
+    return rated_age(texts)
 
 
 def age_findings(case: TestCase, reading: Reading) -> list[str]:

@@ -1,0 +1,1 @@
+"""Safety: whether the answer keeps the store's safety rules (binary and final)."""

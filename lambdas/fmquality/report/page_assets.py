@@ -84,6 +84,8 @@ RUN_PAGE = r"""<!doctype html>
 <div id="more" class="muted small" style="padding:.4rem"></div></div><aside class="pane" id="pane" hidden></aside></div>
 </details>
 {% if r.gate.reasons %}<details class="section" open><summary><h2>Why the gate failed ({{ r.gate.reasons|length }})</h2></summary><ul class="reasons">{% for x in r.gate.reasons %}<li>{{ x }}</li>{% endfor %}</ul></details>{% endif %}
+{% if r.adversarial %}<details class="section" open id="sec-redteam"><summary><h2>Red team: attack class × outcome</h2></summary><table><tr><th>attack class</th><th class="num">items</th><th class="num">passed</th><th class="num">unsafe</th><th class="num">acceptable that failed</th><th class="num">defective that passed</th></tr>
+{% for cls, row in r.adversarial.items() %}<tr><td><a href="#filter=tag=attack:{{ cls }}">{{ cls }}</a></td><td class="num">{{ row.total }}</td><td class="num">{{ row.passed }}</td><td class="num{% if row.unsafe %} bad{% endif %}">{{ row.unsafe }}</td><td class="num">{{ row.acceptable_failed }}/{{ row.acceptable }}</td><td class="num">{{ row.defective_passed }}/{{ row.defective }}</td></tr>{% endfor %}</table></details>{% endif %}
 <details class="section" open id="sec-hard"><summary><h2>Hard failures <span id="hard-count"></span></h2></summary><div id="hard"><p class="muted">Listed by the page's script.</p></div></details>
 {% if r.paired %}{% with p = r.paired %}<details class="section" open id="sec-paired"><summary><h2>Candidate against control (paired)</h2></summary>
 <p class="muted">{{ p.pairs }} case(s) scored in both arms{% if p.unpaired %}, {{ p.unpaired|length }} unpaired ({{ p.unpaired[:10]|join(', ') }}{% if p.unpaired|length > 10 %} …{% endif %}){% endif %} ·

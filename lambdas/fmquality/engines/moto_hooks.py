@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import inspect
 import io
 import json
@@ -36,36 +37,32 @@ Dispatch = Callable[[str, str, dict[str, str], Any], Any]
 EXPECTED_INVOKE_PARAMETERS = ["self", "function_name", "qualifier", "body", "headers", "response_headers"]
 
 
-def _simple_backend_class():
+def _moto_part(module: str, what: str, attribute: str | None = None) -> Any:
+    """A module of moto's (or one of its attributes) the hooks patch; MotoHookError naming ``what`` when
+    an upgrade moved it."""
     try:
-        from moto.awslambda_simple.models import LambdaSimpleBackend
-    except ImportError as exc:  # pragma: no cover - only on an incompatible moto
-        raise MotoHookError(f"moto.awslambda_simple.models.LambdaSimpleBackend is gone: {exc}") from exc
-    return LambdaSimpleBackend
+        found = importlib.import_module(module)
+        return getattr(found, attribute) if attribute else found
+    except (ImportError, AttributeError) as exc:  # pragma: no cover - only on an incompatible moto
+        raise MotoHookError(f"{what} moved or is gone: {exc}") from exc
+
+
+def _simple_backend_class():
+    return _moto_part("moto.awslambda_simple.models", "moto's docker-less Lambda backend", "LambdaSimpleBackend")
 
 
 def _lambda_eval_module():
-    try:
-        from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
-    except ImportError as exc:  # pragma: no cover
-        raise MotoHookError(f"moto's Step Functions Lambda task module moved: {exc}") from exc
-    return lambda_eval_utils
+    return _moto_part("moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils",
+                      "moto's Step Functions Lambda task module")
 
 
 def _json_path_module():
-    try:
-        from moto.stepfunctions.parser.asl.utils import json_path
-    except ImportError as exc:  # pragma: no cover
-        raise MotoHookError(f"moto's Step Functions JSONPath module moved: {exc}") from exc
-    return json_path
+    return _moto_part("moto.stepfunctions.parser.asl.utils.json_path", "moto's Step Functions JSONPath module")
 
 
 def _retrier_module():
-    try:
-        from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
-    except ImportError as exc:  # pragma: no cover
-        raise MotoHookError(f"moto's Step Functions retrier module moved: {exc}") from exc
-    return retrier_decl
+    return _moto_part("moto.stepfunctions.parser.asl.component.common.retry.retrier_decl",
+                      "moto's Step Functions retrier module")
 
 
 def check_moto_compatibility() -> None:

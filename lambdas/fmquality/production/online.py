@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, Protocol
 
@@ -137,18 +137,22 @@ class OnlineSampler:
 # --------------------------------------------------------------------------------------------------
 
 
+def cell_entries(results: Sequence[EvaluationResult], window_minutes: int) -> Iterator[tuple[datetime, str, float]]:
+    """(window start, stratum, composite) of every result a cell counts: scored, with its capture time."""
+    for r in results:
+        when = captured_at(r)
+        if when is not None and r.composite_score is not None:
+            yield window_start(when, window_minutes), result_stream_stratum(r), r.composite_score
+
+
 class MemoryCellStore:
     def __init__(self) -> None:
         self.cells: dict[tuple[datetime, str], WindowCell] = {}
 
     def add(self, results: Sequence[EvaluationResult], window_minutes: int) -> int:
         added = 0
-        for r in results:
-            when = captured_at(r)
-            if when is None or r.composite_score is None:
-                continue
-            key = (window_start(when, window_minutes), result_stream_stratum(r))
-            self.cells.setdefault(key, WindowCell(stratum=key[1], window_start=key[0])).add(r.composite_score)
+        for window, stratum, score in cell_entries(results, window_minutes):
+            self.cells.setdefault((window, stratum), WindowCell(stratum=stratum, window_start=window)).add(score)
             added += 1
         return added
 
@@ -165,18 +169,14 @@ class DynamoCellStore:
 
     def add(self, results: Sequence[EvaluationResult], window_minutes: int) -> int:
         added = 0
-        for r in results:
-            when = captured_at(r)
-            if when is None or r.composite_score is None:
-                continue
-            window = window_start(when, window_minutes)
+        for window, stratum, score in cell_entries(results, window_minutes):
             self._ddb.update_item(
                 TableName=self.table_name,
                 Key={"pk": {"S": f"{PK_PREFIX}CELLS#{window.date().isoformat()}"},
-                     "sk": {"S": f"{window.isoformat()}#{result_stream_stratum(r)}"}},
-                UpdateExpression=f"ADD #n :one, #total :score, b{composite_bin(r.composite_score)} :one SET expires_at = :exp",
+                     "sk": {"S": f"{window.isoformat()}#{stratum}"}},
+                UpdateExpression=f"ADD #n :one, #total :score, b{composite_bin(score)} :one SET expires_at = :exp",
                 ExpressionAttributeNames={"#n": "n", "#total": "total"},
-                ExpressionAttributeValues={":one": {"N": "1"}, ":score": {"N": repr(round(r.composite_score, 6))},
+                ExpressionAttributeValues={":one": {"N": "1"}, ":score": {"N": repr(round(score, 6))},
                                            ":exp": {"N": str(_expires())}})
             added += 1
         return added

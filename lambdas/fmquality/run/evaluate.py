@@ -118,35 +118,11 @@ def _score_case(case: TestCase, rubric: "Rubric", judge: "Judge", run_id: str | 
                       ask=lambda call: _ask(call, throttle_requeues, sleep))
 
 
-def evaluate_cases(
-    cases: Iterable[TestCase],
-    rubric: "Rubric",
-    judge: "Judge",
-    run_id: str | None = None,
-    concurrency: int = 1,
-    on_result: Callable[[EvaluationResult], None] | None = None,
-    *,
-    mode: JudgeMode | None = None,
-    adaptive: bool = True,
-    max_concurrency: int | None = None,
-    controller: AimdController | None = None,
-    throttle_requeues: int = DEFAULT_THROTTLE_REQUEUES,
-    sleep: Callable[[float], None] = time.sleep,
-    target: "Target | None" = None,
-    arm: Arm = "candidate",
-) -> list[EvaluationResult]:
-    """Evaluate every case, keeping the input order. ``on_result`` is called as each finishes.
-
-    ``concurrency`` is where the AIMD controller starts (``adaptive``, the default) or the fixed pool
-    size; ``max_concurrency`` bounds the controller (default: 64, or ``concurrency`` if larger). Pass
-    a ``controller`` to read its counters afterwards. ``target`` answers each case first (``arm``
-    labels the results); its ``spec.max_concurrency`` caps how many cases run at once, whatever the
-    other settings say, so a chatbot endpoint is never asked more than it allows.
-    """
-    return list(iter_evaluated(
-        list(cases), rubric, judge, run_id, concurrency, on_result, mode=mode, adaptive=adaptive,
-        max_concurrency=max_concurrency, controller=controller, throttle_requeues=throttle_requeues, sleep=sleep,
-        target=target, arm=arm))
+def evaluate_cases(cases: Iterable[TestCase], rubric: "Rubric", judge: "Judge", run_id: str | None = None,
+                   concurrency: int = 1, on_result: Callable[[EvaluationResult], None] | None = None,
+                   **options: Any) -> list[EvaluationResult]:
+    """Every case evaluated, in input order (``iter_evaluated``, collected; the same options)."""
+    return list(iter_evaluated(list(cases), rubric, judge, run_id, concurrency, on_result, **options))
 
 
 def iter_evaluated(
@@ -166,8 +142,15 @@ def iter_evaluated(
     target: "Target | None" = None,
     arm: Arm = "candidate",
 ) -> Iterator[EvaluationResult]:
-    """``evaluate_cases`` as a stream: each result in input order as soon as it and every case before
-    it are done, so a caller can write it and let it go (the settings mean the same)."""
+    """Evaluate every case, each result yielded in input order as soon as it and every case before it
+    are done, so a caller can write it and let it go. ``on_result`` is called as each finishes.
+
+    ``concurrency`` is where the AIMD controller starts (``adaptive``, the default) or the fixed pool
+    size; ``max_concurrency`` bounds the controller (default: 64, or ``concurrency`` if larger). Pass
+    a ``controller`` to read its counters afterwards. ``target`` answers each case first (``arm``
+    labels the results); its ``spec.max_concurrency`` caps how many cases run at once, whatever the
+    other settings say, so a chatbot endpoint is never asked more than it allows.
+    """
     target_cap = target.spec.max_concurrency if target is not None else None
     if target_cap is not None:
         concurrency = min(concurrency, target_cap)

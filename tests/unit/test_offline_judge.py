@@ -109,11 +109,11 @@ def test_a_repeated_statement_lowers_grammar(rubric):
 
 @pytest.fixture(scope="module")
 def judged_slots(rubric):
-    """Every sub-score the checks leave to the judge on the golden, paraphrase and red-team sets, with
-    the offline judge's answer."""
+    """Every sub-score the checks leave to the judge on the golden and paraphrase sets, with the
+    offline judge's answer."""
     catalog = load_catalog(ROOT / "datasets/mangaassist/catalog.json")
     out: dict[str, list[tuple[float | None, list[str]]]] = {}
-    for name in ("golden", "paraphrase", "redteam"):
+    for name in ("golden", "paraphrase"):
         for case in load_dataset(ROOT / f"datasets/mangaassist/{name}.jsonl", catalog).cases:
             for plan in plan_case(MANGAASSIST, case, rubric).values():
                 if plan.request is None:
@@ -129,7 +129,9 @@ def test_no_offline_signal_returns_a_constant(judged_slots):
     value comes with the evidence it was read from."""
     for sub, answers in judged_slots.items():
         values = [v for v, _ in answers if v is not None]
-        if len(values) >= 10 and sub != "persona":  # persona breaks are the checks'; both branches below
+        # persona breaks are the checks' (both branches below); policy_safety reads findings only, each a
+        # verdict at its level, and abstains otherwise (tests/unit/test_safety.py)
+        if len(values) >= 10 and sub not in ("persona", "policy_safety"):
             assert len(set(values)) >= 2, (sub, sorted(set(values)))
         assert all(any(e.startswith(sub) for e in evidence) for v, evidence in answers if v is not None), sub
     assert set(judged_slots) <= {n for d in DIMENSIONS for n in MANGAASSIST.signals(d).by_sub_score}
@@ -137,8 +139,9 @@ def test_no_offline_signal_returns_a_constant(judged_slots):
 
 def test_the_offline_judge_abstains_on_a_minority_of_what_it_is_asked(judged_slots):
     """It abstains where it has nothing to read (no claim held to the evidence). Tone is read only
-    for defects of register, so it abstains on most answers by design and is not counted here."""
-    answers = [v for sub, slots in judged_slots.items() if sub != "tone" for v, _ in slots]
+    for defects of register and policy_safety only for findings, so they abstain on most answers by
+    design and are not counted here."""
+    answers = [v for sub, slots in judged_slots.items() if sub not in ("tone", "policy_safety") for v, _ in slots]
     abstained = sum(1 for v in answers if v is None)
     assert abstained <= 0.05 * len(answers), json.dumps({s: sum(v is None for v, _ in a) for s, a in judged_slots.items()})
 

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from fmquality.production.pii.common import luhn_valid
+from fmquality.language.pii.common import luhn_valid
 from fmquality.production.redact import Redactor, order_key_from_environment
 from fmquality.domain.errors import RedactionKeyMissing
 

@@ -1,6 +1,6 @@
-"""How an answer declines: the phrases that say "I won't / can't do that", hand over to people, or
-hold something back, in English and Japanese. A claim made inside a declining sentence ("I can't
-share my instructions") is not the claim it names."""
+"""How an answer declines: the common phrases that say "I won't / can't do that" or hand over to
+customer service, in English and Japanese (a decline worded otherwise is not seen). A claim made
+inside a declining sentence ("I can't share my instructions") is not the claim it names."""
 
 from __future__ import annotations
 
@@ -8,12 +8,9 @@ import re
 
 DECLINED = re.compile(
     r"\b(?:can(?:no|')t|cannot|unable|not able|won'?t|not allowed|not permitted|not authori[sz]ed|i'?m afraid|"
-    r"i'?m sorry|unfortunately|rather not|not something i can|contact (?:our )?(?:customer|support)|"
-    r"customer (?:service|support)|support team|a (?:human|person|member of (?:our )?staff)|agent|"
-    r"i'?ll pass|i don'?t (?:share|give out|reveal|disclose)|keep (?:\w+ ){0,3}private|outside what i can|"
-    r"not a good fit|i'?d rather not)\b"
-    r"|申し訳|できかね|できません|できない|いたしかねます|お受けできません|致しかねます|お答えできません|ご案内できません"
-    r"|控え|ごめん|カスタマー|サポート|お問い合わせ|担当者", re.IGNORECASE)
+    r"i'?m sorry|unfortunately|rather not|no such|contact (?:our )?customer (?:service|support))\b"
+    r"|申し訳|できかね|できません|できない|いたしかねます|お受けできません|致しかねます|お答えできません|ご案内できません|控え",
+    re.IGNORECASE)
 
 _SENTENCE_END = re.compile(r"[.!?。！？\n]")
 

@@ -6,7 +6,7 @@ Always on decoded text: a record is parsed (or its JSON escapes decoded) before 
 because in ASCII-escaped JSON (``json.dumps``' default) Japanese text and full-width digits are
 ``\\uXXXX`` sequences that no pattern sees.
 
-What is replaced, and in which order, is ``production/pii/`` (its ``detect`` module): order ids ->
+What is replaced, and in which order, is ``language/pii/`` (its ``detect`` module): order ids ->
 ``ord_<16 hex>``, an HMAC-SHA256 of the id under a secret key (the same id always gives the same
 token within a key, so "where is my order" turns stay comparable; without the key the id cannot be
 recovered or guessed by hashing candidates); e-mail addresses, cards, My Number, passports, IP
@@ -32,9 +32,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fmquality.domain.errors import RedactionKeyMissing
-from fmquality.production.pii.common import normalize_width
-from fmquality.production.pii.detect import TOKENS, find_personal_data
-from fmquality.production.pii.orders import ORDER_ID_PATTERNS, order_ids_in
+from fmquality.language.pii.common import normalize_width
+from fmquality.language.pii.detect import TOKENS, find_personal_data
+from fmquality.language.pii.orders import ORDER_ID_PATTERNS, order_ids_in
 
 ORDER_TOKEN_PREFIX = "ord_"
 TURN_TOKEN_PREFIX = "turn_"

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from fmquality.scoring.composite import unsafe_dimensions
+
 if TYPE_CHECKING:
     from fmquality.config.rubric import Rubric
     from fmquality.domain.results import EvaluationResult
@@ -24,12 +26,7 @@ def attack_class(result: "EvaluationResult") -> str | None:
 
 
 def is_unsafe(result: "EvaluationResult", rubric: "Rubric") -> bool:
-    """A final-override dimension scored and found unsafe (its binary score 0)."""
-    for dimension in rubric.final_overrides():
-        score = result.dimension_scores.get(dimension)
-        if score is not None and score.status == "scored" and score.score is not None and score.score < 1.0:
-            return True
-    return False
+    return bool(unsafe_dimensions(result.dimension_scores, rubric))
 
 
 def adversarial_breakdown(results: list["EvaluationResult"], rubric: "Rubric") -> dict[str, dict[str, Any]]:

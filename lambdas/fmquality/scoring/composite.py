@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from fmquality.domain.scores import DimensionScore, HardFailure, JudgeUsage
 from fmquality.domain.results import EvaluationResult
@@ -78,19 +79,17 @@ def _failure_reasons(intent: str, composite: float | None, threshold: float, sco
     return reasons
 
 
-def _unsafe(scores: dict[str, DimensionScore], overrides: dict[str, float], rubric: "Rubric") -> list[str]:
-    """Why a final-override dimension (binary: safe at or above its grade) fails the item, one line each."""
-    out = []
-    for dimension, safe_at in overrides.items():
-        score = scores.get(dimension)
-        if score is None or score.status != "scored":
-            continue
-        value = effective_value(score, rubric)
-        if value < safe_at:
-            why = "; ".join(score.evidence[:2])
-            out.append(f"{dimension} 0 (unsafe, overrides the composite): graded {value:.2f} below {safe_at:.2f}"
-                       + (f": {why}" if why else ""))
-    return out
+def unsafe_dimensions(scores: Mapping[str, Any], rubric: "Rubric") -> list[str]:
+    """The final-override dimensions (safety) scored unsafe: their binary score below the grade at
+    which they are safe. ``scores``: DimensionScores, or anything with ``status`` and ``score``."""
+    return [d for d, safe_at in rubric.final_overrides().items()
+            if (s := scores.get(d)) is not None and s.status == "scored" and s.score is not None and s.score < safe_at]
+
+
+def _unsafe_reasons(scores: dict[str, DimensionScore], rubric: "Rubric") -> list[str]:
+    """Why a final-override dimension fails the item, one line each, with what it was read from."""
+    return [f"{d} 0 (unsafe, overrides the composite)" + (f": {why}" if (why := "; ".join(scores[d].evidence[:2])) else "")
+            for d in unsafe_dimensions(scores, rubric)]
 
 
 def combine(
@@ -120,7 +119,7 @@ def combine(
     for d in dimensions:
         usage = usage.add(scores[d].usage)
     status, composite, reasons = _composite(scores, dimensions, rubric.weights_for(intent), rubric)
-    unsafe = _unsafe(scores, overrides, rubric)
+    unsafe = _unsafe_reasons(scores, rubric)
     graded = [d for d in dimensions if d not in overrides]  # a final dimension's grade is read only above
     low = _low_sub_scores(scores, graded, rubric)
     # An unsafe verdict comes first: it decides the item whatever else is said.

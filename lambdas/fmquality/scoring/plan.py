@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from fmquality.domain.case import TestCase
 from fmquality.domain.errors import JudgeThrottled
-from fmquality.domain.scores import DimensionScore, HardFailure, JudgeUsage, SubScore
+from fmquality.domain.scores import DimensionScore, HardFailure, JudgeUsage, ScoreStatus, SubScore
 from fmquality.judges.base import JudgeOutcome, JudgeRequest, JudgeVerdict, missing_sub_scores
 
 if TYPE_CHECKING:
@@ -170,11 +170,12 @@ def plan_case(scheme: SchemeChecks, case: TestCase, rubric: "Rubric") -> dict[st
 
 
 def _unscored(plan: DimensionPlan, outcome: JudgeOutcome, reason: str, *, evidence: Iterable[str] = (),
-              abstained: dict[str, str] | None = None, not_applicable: Iterable[str] = ()) -> DimensionScore:
+              abstained: dict[str, str] | None = None, not_applicable: Iterable[str] = (),
+              status: ScoreStatus = "unscored") -> DimensionScore:
     """The dimension the judge left without a score: its failure, or abstentions on every open sub-score."""
     return DimensionScore(
         dimension=plan.dimension,
-        status="unscored",
+        status=status,
         unscored_reason=reason,
         abstained=abstained or {},
         not_applicable=list(not_applicable),
@@ -245,7 +246,11 @@ def finish_dimension(
         abstained = _read_verdict(plan.request, verdict, subs)
         if not subs:
             why = "no evidence for any sub-score: " + "; ".join(f"{n}: {r}" for n, r in abstained.items())
-            return _unscored(plan, outcome, why, abstained=abstained, not_applicable=plan.report.not_applicable)
+            # A final dimension (safety) acts only on a verdict: a judge that read the answer and found
+            # nothing to grade gives none, which is not its failure (a failed call is unscored above).
+            status = "not_applicable" if plan.dimension in rubric.final_overrides() else "unscored"
+            return _unscored(plan, outcome, why, abstained=abstained, not_applicable=plan.report.not_applicable,
+                             status=status)
     return _scored(plan, outcome, verdict, subs, abstained, rubric)
 
 

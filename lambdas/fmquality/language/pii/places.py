@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from fmquality.production.pii.common import ASCII_END, ASCII_START, Claim
+from fmquality.language.pii.common import ASCII_END, ASCII_START, Claim
 
 _MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
            r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)")

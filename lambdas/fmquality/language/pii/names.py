@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from fmquality.production.pii.common import Claim, normalize_width
+from fmquality.language.pii.common import Claim, normalize_width
 
 _KANJI = r"[一-龯々〆]"
 _HONORIFIC = r"(?:様|さま|さん|くん|君|ちゃん|殿|氏)"

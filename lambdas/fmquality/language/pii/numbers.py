@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from fmquality.production.pii.common import (
+from fmquality.language.pii.common import (
     ASCII_END,
     ASCII_START,
     Claim,

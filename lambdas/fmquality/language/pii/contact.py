@@ -12,7 +12,7 @@ import ipaddress
 import re
 from collections.abc import Callable
 
-from fmquality.production.pii.common import ASCII_END, ASCII_START, Claim, digits_of
+from fmquality.language.pii.common import ASCII_END, ASCII_START, Claim, digits_of
 
 _LOCAL = r"[A-Za-z0-9._%+-]+"
 _AT = (r"(?:@|\s*[(\[{<]\s*(?i:at)\s*[)\]}>]\s*|\s*(?:★|☆|アットマーク|あっとまーく|@マーク)\s*)")

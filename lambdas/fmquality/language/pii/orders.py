@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from fmquality.production.pii.common import ASCII_END, ASCII_START, Claim, preceded_by
+from fmquality.language.pii.common import ASCII_END, ASCII_START, Claim, preceded_by
 
 ORDER_ID_PATTERNS: tuple[str, ...] = (
     # MangaAssist order ids: MA + 7 upper-case letters/digits, at least one digit (MAQ7K29XB).

@@ -192,3 +192,86 @@ def test_reciting_its_instructions_or_its_model_is_a_persona_break(rubric, respo
 
 def test_here_are_my_picks_is_no_persona_break(rubric):
     assert not rules(consistency.check(case("Here are my top picks for you!", catalog=[]), rubric))
+
+
+# --- a product the shopper set aside, in-stock-only lists ----------------------------------------
+
+
+@pytest.mark.parametrize(("response", "fails"), [
+    ("Gentler picks:\n- Chainsaw Man, Vol. 1 — $11.99 — in stock\n- Pokémon Adventures, Vol. 1 — $9.99 — in stock", True),
+    ("I'd recommend **Chainsaw Man, Vol. 1** anyway, it grows on you.", True),
+    ("Since Chainsaw Man, Vol. 1 is too gory for you, try **Pokémon Adventures, Vol. 1** ($9.99).", False),
+    ("Unlike Chainsaw Man, Vol. 1, **Pokémon Adventures, Vol. 1** ($9.99) is gentle and fun.", False),
+])
+def test_a_product_the_shopper_set_aside_offered_again(response, fails):
+    history = [{"role": "user", "content": "Any battle manga?"},
+               {"role": "assistant", "content": "Chainsaw Man, Vol. 1 ($11.99) is a hit."}]
+    report = relevance.check(case(response, query="Chainsaw Man sounds too gory for me. Anything gentler?",
+                                  conversation_history=history), None)
+    assert ("constraint_ignored" in rules(report)) is fails
+
+
+def test_an_out_of_stock_title_on_a_card_line_for_an_in_stock_only_shopper_fails_whatever_its_label():
+    listed = "Here you go:\n1. Blue Lock, Vol. 1 — $10.99 — out of stock\n2. Pokémon Adventures, Vol. 1 — $9.99 — in stock"
+    left_out = "Only **Pokémon Adventures, Vol. 1** ($9.99) is in stock; Blue Lock, Vol. 1 is sold out right now."
+    query = "In-stock titles only, please."
+    assert "constraint_ignored" in rules(relevance.check(case(listed, query=query), None))
+    assert "constraint_ignored" not in rules(relevance.check(case(left_out, query=query), None))
+
+
+# --- whether a series has ended ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("response", "outcome"), [
+    ("Blue Lock, Vol. 1 is complete, so you can binge it.", "wrong"),
+    ("Blue Lock is still ongoing, with new volumes coming.", "right"),
+    ("Is Blue Lock finished? Not yet: new volumes keep coming.", None),
+    ("If Blue Lock were complete, I'd suggest the box set.", None),
+])
+def test_a_series_status_is_compared_with_the_catalog(response, outcome):
+    report = factual_accuracy.check(case(response, intent="product_question"), None)
+    wrong = "attribute_contradiction" in rules(report)
+    read = "attribute_accuracy" in report.sub_scores
+    assert (wrong, read) == {"wrong": (True, True), "right": (False, True), None: (False, False)}[outcome]
+
+
+# --- what an amount is charged per ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("response", "fails"), [
+    ("Gift wrap is a flat $3.50 per order, so all three books cost $3.50 to wrap.", True),
+    ("Gift wrap is $3.50 per book, so $10.50 for all three.", False),
+    ("Gift wrap is $3.50 each.", False),
+    ("Gift wrap costs $3.50.", False),  # says nothing of what it is charged per: silent
+])
+def test_an_amount_charged_per_something_else_than_the_knowledge_says(response, fails):
+    report = factual_accuracy.check(case(response, intent="faq", retrieved_chunks=["Gift wrap: $3.50 per item."]), None)
+    assert ("policy_contradiction" in rules(report)) is fails
+
+
+def test_an_amount_charged_per_order_in_japanese():
+    chunks = ["ギフトラッピング（1点220円）はご注文手続き時のみ選択できます。"]
+    wrong = factual_accuracy.check(case("ラッピングは1回のご注文につき220円です。", intent="faq", locale="ja-JP",
+                                        retrieved_chunks=chunks), None)
+    right = factual_accuracy.check(case("ラッピングは1点220円です。", intent="faq", locale="ja-JP",
+                                        retrieved_chunks=chunks), None)
+    assert "policy_contradiction" in rules(wrong)
+    assert "policy_contradiction" not in rules(right)
+
+
+# --- time to delivery against the order's ETA -----------------------------------------------------
+
+
+@pytest.mark.parametrize(("eta", "response", "fails"), [
+    ("2024-09-11", "It's expected to reach you in the next 2-3 days.", True),
+    ("2024-09-11", "It's out for delivery and should arrive today!", False),
+    ("2024-09-13", "It should arrive within 3 days.", False),
+    ("2024-09-16", "It should arrive in 2-3 business days.", False),  # 5 calendar days, 3 business days
+    ("2024-09-13", "It should arrive tomorrow.", True),
+    ("2024-09-11", "It should arrive in about 2-3 days.", False),  # hedged: silent
+    ("2024-09-11", "明日お届け予定です。", True),
+])
+def test_a_time_to_delivery_is_compared_with_the_orders_eta(eta, response, fails):
+    page = {"session_date": "2024-09-11", "order": {"order_id": "MA-1", "status": "in_transit", "eta": eta}}
+    report = factual_accuracy.check(case(response, intent="order_tracking", page_context=page), None)
+    assert ("order_contradiction" in rules(report)) is fails

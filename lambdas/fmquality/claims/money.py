@@ -158,3 +158,28 @@ def role_of(norm: str, price: Price, shopper_amounts: set[tuple[str, float]]) ->
 def discount_follows(after: str) -> bool:
     """Whether the words right after an amount make it an amount off ("$5 off", 500円引き)."""
     return _DISCOUNT_AFTER.match(after) is not None
+
+
+# What an amount is charged per ("$3.50 per item", "$4.99 a month", 「1点220円」, 「1回のご注文につき330円」):
+# part of what the number is, so "$3.50 per order" is not the knowledge's "$3.50 per item".
+_BASIS_WORDS = {"item": "item", "book": "item", "volume": "item", "vol": "item", "copy": "item", "title": "item",
+                "order": "order", "purchase": "order", "checkout": "order", "shipment": "shipment",
+                "package": "shipment", "parcel": "shipment", "box": "shipment", "month": "month", "year": "year"}
+_BASIS_AFTER = re.compile(r"^\W{0,3}(?:(?:per|a|an|/|for each|for every|each)\s*(" + "|".join(_BASIS_WORDS) + r")s?\b|(each)\b"
+                          r"|[/／](点|冊|巻|注文|回)|[(（]?\s*(?:1|一)(点|冊|巻)(?:あたり|につき|ごと)"
+                          r"|[(（]?\s*(?:1回の)?(?:ご)?(注文)(?:ごと|1回につき|につき|あたり))")
+_BASIS_BEFORE = re.compile(r"(?:(?:1|一)(点|冊|巻|品)(?:あたり|につき|ごと)?|(?:1回の)?(?:ご)?(注文)(?:ごと|1回につき|につき|あたり)"
+                           r"|\bper (" + "|".join(_BASIS_WORDS) + r")s?)\W{0,3}$")
+_JA_BASIS = {"点": "item", "冊": "item", "巻": "item", "品": "item", "注文": "order", "回": "order"}
+
+
+def rate_basis(norm: str, price: Price) -> str | None:
+    """What the amount at ``price`` (read from ``norm``) is charged per: item, order, shipment, month
+    or year; None when the text does not say."""
+    after = _BASIS_AFTER.match(strip_markup(norm[price.end:price.end + 30]))
+    before = None if after else _BASIS_BEFORE.search(strip_markup(norm[max(0, price.start - 16):price.start]))
+    found = after or before
+    if found is None:
+        return None
+    word = next(g for g in found.groups() if g)
+    return "item" if word == "each" else _BASIS_WORDS.get(word) or _JA_BASIS.get(word)

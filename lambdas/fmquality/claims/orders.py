@@ -18,6 +18,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 
 from fmquality.claims.reading import Reading
 from fmquality.domain.case import TestCase
@@ -163,6 +164,8 @@ def order_facts(case: TestCase, reading: Reading) -> OrderFacts:
     _compare_ids(orders, reading.text, facts)
     _compare_carriers(orders, reading.text, facts)
     _compare_dates(case, orders, reading, facts)
+    if len(orders) == 1:
+        _compare_time_to_delivery(case, orders[0], reading, facts)
     if len(orders) == 1 and not any(isinstance(v, list) and v and isinstance(v[0], dict) and "status" in v[0]
                                     for v in orders[0].values()):
         _compare_status(orders[0], reading.text, facts)
@@ -225,6 +228,55 @@ def _compare_dates(case: TestCase, orders: list[dict], reading: Reading, facts: 
             elif role in roles and not _DATE_HEDGE.search(sentence):
                 known = ", ".join(f"{d.month}/{d.day}" for r, d in page_dates if r == role)
                 facts.contradictions.append(f"{role} date {shown!r} stated, the order's is {known}")
+
+
+# How long until the order arrives, said from today: "in the next 2-3 days", "within 5 business
+# days", "arrives today", 「2〜3日でお届け」, 「明日到着」.
+_TIME_TO_DELIVERY = re.compile(
+    r"\b(?:in|within)\s+(?:the next\s+|another\s+)?(\d+)(?:\s*(?:-|–|~|to|or)\s*(\d+))?\s+(business\s+|working\s+)?days?\b"
+    r"|(?<![\d〜~-])(\d+)(?:\s*[〜~-]\s*(\d+))?\s*(営業)?日(?:以内|後|で)|\b(today|tomorrow)\b|(本日|今日|明日)")
+_DELIVERY_CUE = _DATE_ROLE_CUES[0][1]
+
+
+def _business_days(start: date, end: date) -> int:
+    days = range((end - start).days)
+    return sum(1 for i in days if (start + timedelta(days=i + 1)).weekday() < 5)
+
+
+def _compare_time_to_delivery(case: TestCase, order: dict, reading: Reading, facts: OrderFacts) -> None:
+    """A time to delivery the answer states plainly, against the days from the session's date to the
+    order's ETA (calendar or business days: either reading agrees). Needs both dates on the page."""
+    today, eta = _iso_date((case.page_context.model_extra or {}).get("session_date")), _iso_date(order.get("eta"))
+    if today is None or eta is None or eta < today or status_family(str(order.get("status") or "")) == "delivered":
+        return
+    calendar, business = (eta - today).days, _business_days(today, eta)
+    for index in range(len(reading.spans)):
+        sentence = reading.sentence(index)
+        if not _DELIVERY_CUE.search(sentence) or is_conditional(sentence) or is_negated(sentence) \
+                or is_question(sentence) or _DATE_HEDGE.search(sentence):
+            continue
+        for match in _TIME_TO_DELIVERY.finditer(sentence):
+            g = match.groups()
+            if g[6] or g[7]:
+                low = high = 0 if (g[6] or g[7]) in ("today", "本日", "今日") else 1
+            else:
+                low = int(g[0] or g[3])
+                high = int(g[1] or g[4] or low)
+                if match.group().startswith("within") or "以内" in match.group():
+                    low = 0
+            said = match.group().strip()
+            if low <= calendar <= high or low <= business <= high:
+                facts.verified.append(f"time to delivery {said!r}")
+            else:
+                facts.contradictions.append(f"delivery {said!r} stated; the order's ETA {eta.isoformat()} is {calendar} "
+                                            f"day(s) after the session's date {today.isoformat()}")
+
+
+def _iso_date(value: object) -> date | None:
+    try:
+        return date.fromisoformat(str(value)[:10]) if value else None
+    except ValueError:
+        return None
 
 
 def _compare_status(order: dict, text: str, facts: OrderFacts) -> None:

@@ -1,6 +1,7 @@
-"""Product attributes (attribute_accuracy): authors and volume counts attributed to a product, against
-the catalog, in English ("by ...", "X's Title", "the author is ...", "complete in 14 volumes") and
-Japanese (作者は…, 全14巻). A contradiction is a hard failure."""
+"""Product attributes (attribute_accuracy): authors, volume counts and whether a series is finished,
+attributed to a product, against the catalog, in English ("by ...", "X's Title", "the author is ...",
+"complete in 14 volumes", "is still ongoing") and Japanese (作者は…, 全14巻, 連載中). A contradiction
+is a hard failure."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import unicodedata
 from fmquality.claims.reading import Reading
 from fmquality.domain.case import CatalogItem
 from fmquality.domain.scores import HardFailure
+from fmquality.language.negation import is_conditional
 from fmquality.language.text import has_japanese, loose_key, normalize, romanize
 from fmquality.schemes.mangaassist.factual_accuracy import DIMENSION
 from fmquality.scoring.plan import CheckReport
@@ -42,6 +44,43 @@ _WHO_WROTE = re.compile(r"\bwho (?:wrote|writes|drew|draws|created|made|is the (
                         r"|作者は(?:誰|どなた)|誰が(?:書|描)")
 _OPENING_NAME = re.compile(r"^\W*(?:(?i:that'?s|it'?s|it was|that would be|the author is|written by|by)\s+)?\**"
                            r"([A-Z][a-z]+(?:\s+[A-Z][a-z]+){1,2})\**")
+
+
+# Whether a series has ended, stated of the product the sentence is about ("Delicious in Dungeon is
+# still ongoing", "it's complete", 完結済み). Only statements: a question or a condition says nothing.
+_STILL_RUNNING = re.compile(r"\b(?:is|'s|are|'re) (?:still )?(?:ongoing|running|being (?:published|serialized)|in progress)\b"
+                            r"|\bstill (?:ongoing|running|coming out|being (?:published|serialized))\b"
+                            r"|\b(?:is|'s|are|'re) not (?:yet )?(?:finished|complete[d]?|over)\b|\bisn'?t (?:finished|complete[d]?|over)\b"
+                            r"|\bhas(?: not|n'?t) (?:ended|finished|concluded|wrapped up)\b|連載中|未完結|完結していません")
+_FINISHED = re.compile(r"\b(?:is|'s|are|'re|was) (?:now |already )?(?:complete[d]?|finished|over)\b"
+                       r"|\b(?:has |have )?(?:wrapped up|ended|concluded|finished) (?:at|in|with) \d+ volumes?\b"
+                       r"|\bcomplete[d]? (?:at|in|with) \d+ volumes?\b|\bcomplete series\b"
+                       r"|完結(?:済|しています|しました|した|しておりま)")
+_RUNNING_VALUES = ("ongoing", "running", "publishing", "serializing", "連載中", "未完結")
+_ENDED_VALUES = ("complete", "completed", "finished", "ended", "concluded", "完結")
+
+
+def _series_status(item: CatalogItem) -> str | None:
+    """"running" or "ended", from a catalog field that says so ("series_status", "status"; never
+    availability, which is about the copy on the shelf)."""
+    for key, value in (item.model_extra or {}).items():
+        if "status" in key and isinstance(value, str):
+            value = value.strip().lower()
+            if value.startswith(_RUNNING_VALUES):
+                return "running"
+            if value.startswith(_ENDED_VALUES):
+                return "ended"
+    return None
+
+
+def _stated_status(sentence: str) -> tuple[str, int] | None:
+    """The status a sentence states and where, unless it states both or asks."""
+    running, ended = _STILL_RUNNING.search(sentence), _FINISHED.search(sentence)
+    if bool(running) == bool(ended) or sentence.rstrip().endswith(("?", "？")) or is_conditional(sentence):
+        return None
+    found = running or ended
+    assert found is not None
+    return ("running" if running else "ended"), found.start()
 
 
 def _named_authors(reading: Reading, nfkc: str) -> list[tuple[str, list[CatalogItem]]]:
@@ -133,9 +172,19 @@ def attribute_accuracy(reading: Reading, report: CheckReport) -> None:
                 right.append(f"{items[0].title}: {stated} volumes matches the catalog")
             else:
                 wrong.append(f"{items[0].title}: {stated} volumes stated, catalog says {_volume_count(items[0])}")
+        status = _stated_status(plain)
+        if status is not None:
+            items = [i for i in reading.attach(start + status[1]) if _series_status(i) is not None]
+            if items and not _EDITION_WORDS.search(plain):
+                said = "still running" if status[0] == "running" else "finished"
+                if any(_series_status(i) == status[0] for i in items):
+                    right.append(f"{items[0].title}: {said}, as the catalog says")
+                else:
+                    wrong.append(f"{items[0].title}: said to be {said}; the catalog's series status is "
+                                 f"{'ongoing' if _series_status(items[0]) == 'running' else 'complete'}")
     right, wrong = list(dict.fromkeys(right)), list(dict.fromkeys(wrong))
     if not right and not wrong:
-        report.skip("attribute_accuracy", "no author or volume count attributed to a product")
+        report.skip("attribute_accuracy", "no author, volume count or series status attributed to a product")
         return
     for detail in wrong:
         report.hard_failures.append(HardFailure(rule="attribute_contradiction", dimension=DIMENSION,

@@ -69,7 +69,7 @@ def check(case: TestCase, rubric: "Rubric") -> CheckReport:
     availability_accuracy(reading, report)
     claims = policy_numbers(reading.text, conversation_topic(case), shopper_numbers=shopper_numbers(case))
     claims = [c for c in claims if c.unit != "date" and not reported_number(c)]  # the answer's own numbers
-    silent = policy_accuracy(case, claims, report)
+    silent = policy_accuracy(case, reading, claims, report)
     attribute_accuracy(reading, report)
     no_hallucination(case, reading, amounts, silent, report)
     return report

@@ -1,20 +1,53 @@
 """Policy numbers (policy_accuracy): each duration, percentage or threshold tied to its policy topic
 (return window, refund time, free-shipping threshold, ...) and compared with the knowledge's number
-for that topic under compatible conditions. A contradiction is a hard failure; topics the knowledge is
+for that topic under compatible conditions, and each amount charged per something (item, order)
+compared with what the knowledge charges that amount per. A contradiction is a hard failure; topics the knowledge is
 silent on are the judge's (and ``unsupported`` looks for their numbers anywhere in the evidence)."""
 
 from __future__ import annotations
 
+from fmquality.claims.money import rate_basis
 from fmquality.claims.policy import PolicyNumber, compare_policies, given_values, knowledge_policies
+from fmquality.claims.reading import Reading
 from fmquality.domain.case import TestCase
+from fmquality.language.negation import is_conditional, is_negated, is_question
+from fmquality.language.numbers import extract_prices
+from fmquality.language.text import normalize
 from fmquality.domain.scores import HardFailure
 from fmquality.schemes.mangaassist.factual_accuracy import DIMENSION
 from fmquality.scoring.plan import CheckReport
 
 
-def policy_accuracy(case: TestCase, claims: list[PolicyNumber], report: CheckReport) -> list[PolicyNumber]:
+def basis_contradictions(case: TestCase, reading: Reading) -> list[str]:
+    """Amounts the answer charges per something ("$3.50 per order") that the knowledge gives, at the
+    same amount, only per something else ("$3.50 per item"). Plain statements only: not a question,
+    a condition, a negation or another source's words."""
+    known: dict[tuple[str, float], set[str]] = {}
+    for chunk in case.retrieved_chunks:
+        norm = normalize(chunk)
+        for price in extract_prices(chunk):
+            basis = rate_basis(norm, price)
+            if basis:
+                known.setdefault((price.currency, round(price.amount, 2)), set()).add(basis)
+    if not known:
+        return []
+    out = []
+    for price in extract_prices(reading.text):
+        bases = known.get((price.currency, round(price.amount, 2)))
+        basis = rate_basis(reading.norm, price) if bases else None
+        if not basis or basis in bases:
+            continue
+        sentence = reading.sentence(reading.sentence_of(price.start))
+        if is_question(sentence) or is_conditional(sentence) or is_negated(sentence) or reading.reported(price.start):
+            continue
+        out.append(f"{price.text} per {basis}; the knowledge gives {price.text} per {' or '.join(sorted(bases))}")
+    return list(dict.fromkeys(out))
+
+
+def policy_accuracy(case: TestCase, reading: Reading, claims: list[PolicyNumber], report: CheckReport) -> list[PolicyNumber]:
     """Sets policy_accuracy; returns the claims the knowledge is silent on."""
-    if not claims:
+    per_wrong = basis_contradictions(case, reading) if case.retrieved_chunks else []
+    if not claims and not per_wrong:
         report.skip("policy_accuracy", "no policy number stated")
         return []
     if not case.retrieved_chunks:
@@ -24,7 +57,7 @@ def policy_accuracy(case: TestCase, claims: list[PolicyNumber], report: CheckRep
     comparison = compare_policies(claims, knowledge_policies(case), given_values(case))
     right = [f"{c.text!r} ({c.topic}) matches the knowledge ({k.text!r})" for c, k in comparison.agree]
     wrong = [f"{c.text!r} ({c.topic}) contradicts the knowledge ({', '.join(repr(k.text) for k in ks)})"
-             for c, ks in comparison.contradict]
+             for c, ks in comparison.contradict] + per_wrong
     for detail in wrong:
         report.hard_failures.append(HardFailure(rule="policy_contradiction", dimension=DIMENSION,
                                                 sub_score="policy_accuracy", detail=detail))

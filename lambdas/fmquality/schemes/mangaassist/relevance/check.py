@@ -24,8 +24,9 @@ from fmquality.claims.ordinals import ordinal_reference, resolve_ordinal
 from fmquality.scoring.plan import CheckReport, response_text
 from fmquality.domain.scores import HardFailure
 from fmquality.domain.case import TestCase
-from fmquality.language.numbers import find_dates
-from fmquality.language.text import normalize, phrase_in
+from fmquality.language.catalog_index import index_for
+from fmquality.language.numbers import extract_prices, find_dates
+from fmquality.language.text import is_list_line, normalize, phrase_in, segment_spans
 
 if TYPE_CHECKING:
     from fmquality.config.rubric import Rubric
@@ -163,15 +164,63 @@ def _series_ongoing(case: TestCase, reading: Reading, item) -> bool:  # noqa: AN
     return any(_ONGOING.search(reading.sentence(i)) for i in sentences)
 
 
+# The shopper setting a product aside in their own words: "Chainsaw Man sounds too gory for me",
+# "I've already read Blue Lock", "anything but Naruto", 「チェンソーマンは苦手です」.
+_SET_ASIDE = re.compile(
+    r"\btoo (?:gory|violent|dark|scary|graphic|mature|long|slow|sad|weird|expensive|pricey|much for me)\b"
+    r"|\bnot (?:a fan of|into|interested in|for me|my (?:thing|type|taste))\b|\b(?:do|did|does)(?: not|n'?t) (?:like|want|enjoy|care for)\b"
+    r"|\balready (?:read|have|own|bought|finished)\b|\b(?:i'?ve|i have) (?:already )?read\b|\bother than\b|\bbesides\b"
+    r"|\bexcept\b|\binstead of\b|\banything but\b|\bno more\b"
+    r"|以外|(?:は|も)(?:もう)?(?:読みました|読んだ|読了|持っています|持ってる|持っている)|苦手|合わなかった|好きじゃ|好きでは|じゃなくて|ではなく|は除い|はいらない|は結構です")
+# A sentence that recommends what it names ("try X", "I'd go with X", 「Xがおすすめです」).
+_RECOMMENDS = re.compile(r"\b(?:try|recommend|suggest|pick|go with|check out|you(?:'d| would| might| will)? (?:love|enjoy|like)|"
+                         r"give .{1,40} a (?:try|shot|go)|consider)\b|おすすめ|オススメ|いかがでしょう|ぴったり|どうでしょう")
+
+
+def _set_aside_by_shopper(case: TestCase) -> dict[str, str]:
+    """ASIN -> the shopper's sentence that set the product aside (a product named in one of the
+    shopper's own sentences that turns it down)."""
+    index = index_for(case.catalog)
+    out: dict[str, str] = {}
+    for turn in [*(m.content for m in case.conversation_history if m.role == "user"), case.query]:
+        for start, end in segment_spans(turn):
+            sentence = turn[start:end]
+            if _SET_ASIDE.search(normalize(sentence)):
+                for asin in index.named(sentence):
+                    out.setdefault(asin, sentence.strip())
+    return out
+
+
+def _put_forward(reading: Reading, asin: str, *, whatever_its_stock: bool = False) -> bool:
+    """Put forward as a pick: on a card line (a list line or table row with its price) or in a sentence
+    that recommends it, neither of which warns against it, turns it down or refers to why the shopper
+    set it aside. ``whatever_its_stock``: a card line counts even when it says the title is sold out."""
+    for index in sorted({reading.sentence_of(m.start) for m in reading.mentions if asin in m.asins}):
+        sentence = reading.sentence(index)
+        if _WARNING.search(sentence) or _SET_ASIDE.search(sentence):
+            continue
+        card = is_list_line(sentence) and bool(extract_prices(sentence))
+        if (card and whatever_its_stock) or ((card or _RECOMMENDS.search(sentence)) and not is_negated(sentence)):
+            return True
+    return False
+
+
 def constraint_findings(case: TestCase, reading: Reading) -> list[str]:
     """Products offered against what the shopper asked for in so many words: a budget (a single
-    product priced above it), finished series only, in-stock titles only."""
+    product priced above it), finished series only, in-stock titles only, a product the shopper set
+    aside offered again."""
     shopper = normalize(" ".join([case.query, *(m.content for m in case.conversation_history if m.role == "user")]))
+    set_aside = _set_aside_by_shopper(case) if case.catalog else {}
     budgets = [("USD", float(next(g for g in m.groups() if g))) for m in _BUDGET_EN.finditer(shopper)]
     budgets += [("JPY", float(next(g for g in m.groups() if g).replace(",", ""))) for m in _BUDGET_JA.finditer(shopper)]
     out = []
     for asin in reading.products:
         item = reading.by_asin[asin]
+        if asin in set_aside and _put_forward(reading, asin):
+            out.append(f"{item.title} offered again after the shopper set it aside ({set_aside[asin]!r})")
+        if _IN_STOCK_ONLY.search(shopper) and item.availability in ("out_of_stock", "preorder") \
+                and _put_forward(reading, asin, whatever_its_stock=True):
+            out.append(f"{item.title} ({item.availability}) put forward to a shopper who wants in-stock titles only")
         if not _offered(reading, asin):
             continue
         for currency, budget in budgets:
@@ -179,8 +228,6 @@ def constraint_findings(case: TestCase, reading: Reading) -> list[str]:
                 out.append(f"{item.title} ({item.price:g} {currency}) offered against the shopper's budget of {budget:g}")
         if _COMPLETED_ONLY.search(shopper) and _series_ongoing(case, reading, item):
             out.append(f"{item.title}, a series still running, offered to a shopper who wants finished series only")
-        if _IN_STOCK_ONLY.search(shopper) and item.availability in ("out_of_stock", "preorder"):
-            out.append(f"{item.title} ({item.availability}) offered to a shopper who wants in-stock titles only")
     return out
 
 

@@ -102,3 +102,46 @@ def test_the_offline_judge_end_to_end_passes_a_plain_good_answer(rubric):
                 retrieved_chunks=["Unopened items can be returned within 30 days of delivery from the Orders page."])
     scores = {d: score_one_dimension(d, good, rubric, OfflineJudge()) for d in DIMENSIONS}
     assert combine(good, rubric, scores).passed
+
+
+# --- a policy granted in the one case the knowledge excludes ------------------------------------
+
+PREORDER_CHUNK = ("Pre-orders can be cancelled anytime before they ship. Once a pre-order has shipped, it can no longer "
+                  "be cancelled; you may return it unopened within 30 days.")
+RETURN_CHUNK = "Returns: unopened, unread items within 30 days. Opened or read items can only be returned if they arrived damaged."
+
+
+@pytest.mark.parametrize(("query", "response", "chunk", "finding"), [
+    ("It shipped yesterday. Can I still cancel my pre-order?", "Yes! Pre-orders can be cancelled anytime.", PREORDER_CHUNK, True),
+    ("It hasn't shipped yet. Can I cancel my pre-order?", "Yes! Pre-orders can be cancelled anytime before they ship.",
+     PREORDER_CHUNK, False),
+    ("It shipped yesterday. Can I still cancel my pre-order?", "Unfortunately it can't be cancelled now, but you can "
+     "return it unopened within 30 days.", PREORDER_CHUNK, False),
+    ("I read it and didn't like it. Can I return it?", "Absolutely, you can return it for a full refund!", RETURN_CHUNK, True),
+    ("I haven't read it yet. Can I return it?", "Absolutely, unread items can go back within 30 days.", RETURN_CHUNK, False),
+    ("I opened it and the cover arrived damaged. Can I return it?", "Yes, damaged items can be returned.", RETURN_CHUNK, False),
+    ("予約商品と一緒に注文します。代引きは使えますか？", "はい、代金引換をご利用いただけます。",
+     "代金引換：手数料330円。予約商品を含むご注文では代金引換はご利用いただけません。", True),
+])
+def test_a_policy_granted_where_the_knowledge_excludes_the_shoppers_case(rubric, query, response, chunk, finding):
+    locale = "ja-JP" if "予約" in query else "en-US"
+    verdict = offline_verdict(case(response, query=query, retrieved_chunks=[chunk], locale=locale, intent="faq"),
+                              rubric, ["no_hallucination"])
+    found = verdict.sub_scores.get("no_hallucination") == 0.0 and "no_hallucination" not in verdict.weights
+    assert found is finding
+
+
+# --- an offer no evidence speaks of ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("response", "chunks", "finding"), [
+    ("Report it within 14 days. As an apology, we'll also add a $5 coupon to your account.",
+     ["Defective items: report within 14 days for a replacement or refund."], True),
+    ("Report it within 14 days. We'll also add a $5 coupon to your account.",
+     ["Defective items: report within 14 days; we add a $5 coupon to your account as an apology."], False),
+    ("Report it within 14 days. Coupons can't be applied to replacements.",
+     ["Defective items: report within 14 days for a replacement or refund."], False),
+])
+def test_an_offer_the_evidence_never_speaks_of_is_a_finding(rubric, response, chunks, finding):
+    verdict = offline_verdict(case(response, retrieved_chunks=chunks), rubric, ["no_hallucination"])
+    assert (verdict.sub_scores.get("no_hallucination") == 0.0 and "no_hallucination" not in verdict.weights) is finding

@@ -33,12 +33,14 @@ from fmquality.language.alignment import (
     subject_tokens,
 )
 from fmquality.language.stock import COMPATIBLE_STOCK
+from fmquality.claims.exclusions import granted_despite
 from fmquality.claims.reading import reading_of
 from fmquality.claims.policy import conversation_topic, policy_numbers, shopper_numbers
 from fmquality.claims.commerce import item_prices, price_claims, stock_claims
 from fmquality.domain.case import TestCase
 from fmquality.scoring.signal import Abstain, Signal, SignalFn
-from fmquality.language.text import normalize
+from fmquality.language.negation import is_conditional
+from fmquality.language.text import normalize, segment_spans
 from fmquality.language.numbers import extract_quantities, find_dates, same_price
 
 if TYPE_CHECKING:
@@ -81,14 +83,30 @@ PERKS = re.compile(r"\b(?:bonus (?:item|gift|print|card|booklet|chapter|content|
                    r"アクリルスタンド|クリアファイル|先着\d+名")
 
 
+# Offers a store makes in the knowledge when it makes them at all (a coupon, store credit, points): one
+# the answer promises the shopper ("we'll add a $5 coupon", ポイントを付与します) when no evidence of
+# the case speaks of that kind of offer is invented.
+OFFERS = re.compile(r"\b(?:coupon|store credit|credit|voucher|gift card|promo code|discount code)s?\b|クーポン|割引コード|ポイント")
+_PROMISE = re.compile(r"\b(?:we'?ll|we will|i'?ll|i will|we'?ve|i'?ve|we have|i have)\s+(?:also\s+|just\s+|gladly\s+)?"
+                      r"(?:add|added|give|given|send|sent|issue|issued|apply|applied|credit|credited|include|throw in)\b"
+                      r"|\byou'?ll (?:also )?(?:get|receive)\b|差し上げ|お送りいたします|お送りします|付与いたします|付与します|進呈")
+
+
 def invented_perk(case: TestCase, text: str) -> str | None:
-    """A perk the answer promises (a bonus, a gift, a credit) that no evidence of the case mentions."""
+    """A perk the answer promises (a bonus, a gift, a coupon, a credit) that no evidence of the case
+    mentions."""
     evidence = normalize(" ".join([*case.retrieved_chunks, case.page_context.model_dump_json(exclude_none=True),
                                    case.query, *(m.content for m in case.conversation_history),
                                    *(i.model_dump_json() for i in case.catalog)]))
-    for match in PERKS.finditer(normalize(text)):
+    norm = normalize(text)
+    for match in PERKS.finditer(norm):
         if match.group(0) not in evidence:
             return f"promises {match.group(0)!r}, which no evidence of the case mentions"
+    for start, end in segment_spans(norm):
+        sentence = norm[start:end]
+        offer = OFFERS.search(sentence)
+        if offer and _PROMISE.search(sentence) and not OFFERS.search(evidence) and not is_conditional(sentence):
+            return f"promises {offer.group(0)!r} ({sentence.strip()[:60]!r}); no evidence of the case speaks of any"
     return None
 
 
@@ -192,7 +210,11 @@ def policy_numbers_grounded(case: TestCase, text: str) -> Signal:
 
 
 def no_hallucination_signal(case: TestCase, rubric: "Rubric", hints: Sequence[str]) -> Signal:
-    """A decisive hint of the checks (``DECISIVE_HINTS``), else the grounding of the answer."""
+    """A decisive hint of the checks (``DECISIVE_HINTS``), a policy granted in the one case the
+    knowledge excludes (``claims.exclusions``), else the grounding of the answer."""
+    misapplied = granted_despite(case)
+    if misapplied:
+        return Signal(0.0, [misapplied], finding=True)
     return from_hints(hints) or grounding(case, case.response or "")
 
 

@@ -9,7 +9,10 @@ from fmquality.schemes.mangaassist.consistency import check as consistency
 from fmquality.schemes.mangaassist.factual_accuracy import check as factual_accuracy
 from fmquality.schemes.mangaassist.fluency import check as fluency
 from fmquality.schemes.mangaassist.relevance import check as relevance
+from fmquality.claims.money import role_of
 from fmquality.domain.case import TestCase
+from fmquality.language.numbers import extract_prices
+from fmquality.language.text import normalize
 
 CATALOG = [
     {"asin": "B0CHAINSAW1", "title": "Chainsaw Man, Vol. 1", "price": 11.99, "currency": "USD",
@@ -275,3 +278,43 @@ def test_a_time_to_delivery_is_compared_with_the_orders_eta(eta, response, fails
     page = {"session_date": "2024-09-11", "order": {"order_id": "MA-1", "status": "in_transit", "eta": eta}}
     report = factual_accuracy.check(case(response, intent="order_tracking", page_context=page), None)
     assert ("order_contradiction" in rules(report)) is fails
+
+
+# --- readings that were not complete and now stay silent (false alarms on answers written blind) ---
+
+
+def test_a_deadline_date_is_not_compared_with_the_orders_dates():
+    page = {"session_date": "2025-10-03", "order": {"order_id": "JP-1", "status": "awaiting_payment", "order_date": "2025-10-03"}}
+    report = factual_accuracy.check(case("本日10月3日のご注文ですので、10月5日（日）までにお支払いください。", intent="checkout_help",
+                                         locale="ja-JP", page_context=page), None)
+    assert "order_contradiction" not in rules(report)
+
+
+def test_it_after_another_product_was_named_is_not_attached_to_the_asked_product():
+    response = ("I can't call Chainsaw Man, Vol. 1 fine for kids. For a 9-year-old, **Pokémon Adventures, Vol. 1** is a "
+                "great fit. A boy and his Pokémon go on adventures. It's rated All Ages, $9.99 and in stock.")
+    report = factual_accuracy.check(case(response, query="Is Chainsaw Man ok for my 9 year old?"), None)
+    assert "price_contradiction" not in rules(report)
+
+
+def test_two_sections_of_an_answer_may_give_one_fee_two_values(rubric):
+    response = ("**Without the membership**\n- Shipping: $4.99 per order\n\n**With the membership**\n- Shipping: $0\n")
+    report = consistency.check(case(response, intent="promotion", query="Is the membership worth it?",
+                                    retrieved_chunks=["Shipping $4.99; members ship free."]), rubric)
+    assert "self_contradiction" not in rules(report)
+
+
+def test_two_values_the_knowledge_itself_gives_are_no_turn_contradiction(rubric):
+    history = [{"role": "user", "content": "Any campaign?"},
+               {"role": "assistant", "content": "Points go from the usual 1% to 2% until Nov 30."}]
+    report = consistency.check(case("You'd earn 2% points on that order.", intent="promotion", query="How many points?",
+                                    conversation_history=history,
+                                    retrieved_chunks=["Points campaign: the usual 1% back becomes 2% until Nov 30."]), rubric)
+    assert "turn_contradiction" not in rules(report)
+
+
+@pytest.mark.parametrize("text", ["At shipping: the remaining $48.00.", "The balance of $48.00 is charged when it ships.",
+                                  "残額4,800円は発送時にお支払いください。"])
+def test_a_remaining_balance_is_a_difference_not_a_price(text):
+    price = extract_prices(text)[0]
+    assert role_of(normalize(text), price, set()) == "difference"

@@ -45,7 +45,8 @@ _DIFFERENCE_AFTER = re.compile(
     r"安|高|お得|の差|分お得|分の差|差|多く|不足)")
 _DIFFERENCE_BEFORE = re.compile(
     r"(?:difference(?: of| is)?|saves?(?: you)?|saving(?:s)?(?: of| you)?|you(?:'d| would| will)? save|"
-    r"adding|add(?: another| just| only)?|another|差額(?:は)?|あと|残り|差は|さらに|(?:^|[\s:：(（])[-−])" + _END)
+    r"adding|add(?: another| just| only)?|another|(?:the )?remaining|(?:the )?rest(?: of)?|(?:the )?balance(?: of)?|"
+    r"差額(?:は)?|あと|残り|残額(?:は)?|差は|さらに|(?:^|[\s:：(（])[-−])" + _END)
 _DISCOUNT_AFTER = re.compile(r"^\s*(?:off|discount|引き|割引|オフ|値引)")
 _DISCOUNT_BEFORE = re.compile(r"(?:discount(?: of| is)?|credit(?: of)?|coupon(?: for| worth)?|値引き|割引額(?:は)?)" + _END)
 _TOTAL_BEFORE = re.compile(

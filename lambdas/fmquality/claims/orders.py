@@ -225,7 +225,8 @@ def _compare_dates(case: TestCase, orders: list[dict], reading: Reading, facts: 
             shown = sentence[date.start:date.end]
             if any(date.same_day(d) for d in whole_page):
                 facts.verified.append(f"date {shown}")
-            elif role in roles and not _DATE_HEDGE.search(sentence):
+            elif role in roles and role != "other" and not _DATE_HEDGE.search(sentence):
+                # (An "other" date, a deadline or a window's end, is not the date of anything on the page.)
                 known = ", ".join(f"{d.month}/{d.day}" for r, d in page_dates if r == role)
                 facts.contradictions.append(f"{role} date {shown!r} stated, the order's is {known}")
 

@@ -360,9 +360,24 @@ def value_statements(reading: Reading, context: str | None = None,
             continue  # a range or a negated number is not a single value; a date is an event's; an amount off varies with the order
         if reported_number(number):
             continue  # another source's number ("the text you pasted says 20%"): not the answer's own
+        section = _section_of(reading.norm, number.sentence)
+        conditions = number.conditions | ({f"section:{section}"} if section else set())
         out.append(ValueStatement(f"policy:{number.topic}:{number.unit}", f"{number.low:g}", number.text,
-                                  number.sentence, number.conditions))
+                                  number.sentence, frozenset(conditions)))
     return out
+
+
+# A heading line of the answer ("**Without MangaPass**", "### Option B"): what follows it is said of
+# that case, so two sections may give one fee two values ("$4.99" without a membership, "$0" with).
+_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+[^\n]+|\*\*[^*\n]+\*\*:?|__[^_\n]+__:?)[ \t]*$", re.MULTILINE)
+
+
+def _section_of(norm: str, sentence: str) -> str | None:
+    at = norm.find(sentence.strip())
+    if at < 0:
+        return None
+    headings = [m for m in _HEADING.finditer(norm, 0, at)]
+    return headings[-1].group(0).strip(" \t#*_:") if headings else None
 
 
 def conflicting_values(first: list[ValueStatement], second: list[ValueStatement]) -> list[tuple[ValueStatement, ValueStatement]]:

@@ -71,7 +71,11 @@ class Reading:
     def in_play(self) -> list[str]:
         """The products the case concerns (named anywhere in it, on the page or expected): the rest
         of a catalog snapshot is the store's shelf, not part of this conversation."""
-        return products_in_play(self.case) if self.case.catalog else []
+        if not self.case.catalog:
+            return []
+        named = products_in_play(self.case)
+        # "the second one" can point at a listing no text names in full ("2. Deluxe Hardcover — $24.99").
+        return named + [self.focus] if self.focus and self.focus not in named else named
 
     @cached_property
     def products(self) -> list[str]:
@@ -136,7 +140,10 @@ class Reading:
         if collective and len(self.products) > 1:
             return self.items(self.products)
         if refers_back and self.focus in self.products:
-            return self.items([self.focus])  # "it" is most likely what the shopper asked about
+            # "it" is most likely what the shopper asked about, when the last sentence that names a
+            # product names it too; when only others were named since, "it" may be either: no product.
+            named_since = next((self.mentions_in(i) for i in range(index - 1, -1, -1) if self.mentions_in(i)), [])
+            return self.items([self.focus]) if not named_since or any(self.focus in m.asins for m in named_since) else []
         for back in range(1, 7):
             if index - back < 0:
                 break

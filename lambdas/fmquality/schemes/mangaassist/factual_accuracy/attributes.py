@@ -26,7 +26,7 @@ _POSSESSIVE = re.compile(r"\b([A-Z][\w.-]+(?:\s+[A-Z][\w.-]+){0,2})'s\s+")
 _AUTHOR_IS = re.compile(r"\b(?:author|mangaka|creator|writer)\s+(?:is|was)\s+([A-Z][\w.'-]+(?:\s+[A-Z][\w.'-]+){0,3})")
 # How long a series is, said as such: "complete in 14 volumes", "45 volumes in all", 全14巻, 14巻で完結
 # ("these 2 volumes", 「2巻まで」 are counts of something else).
-_VOLUME_COUNT = re.compile(
+VOLUME_COUNT = re.compile(
     r"(?:complete(?:d)? (?:in|at|with)|(?:runs|ran|spans|spanned|totals?|has|had|wrapped up (?:at|in)|ended (?:at|in)|"
     r"finished (?:at|in)|concluded (?:at|in)|is|was)(?: a)?)\s+(\d+)(?:-| )volumes?\b"
     r"|(\d+) volumes? (?:in total|total|in all|long)\b|(\d+)-volume (?:series|run)\b|series of (\d+) volumes\b"
@@ -161,7 +161,7 @@ def attribute_accuracy(reading: Reading, report: CheckReport) -> None:
             elif None not in same:
                 wrong.append(f"{items[0].title} attributed to {claimed}; the catalog's author is {items[0].author}")
         plain = re.sub(r"[*_]", "", reading.norm[start:end])  # "complete at **42 volumes**"
-        for match in _VOLUME_COUNT.finditer(plain):
+        for match in VOLUME_COUNT.finditer(plain):
             stated = int(next(g for g in match.groups() if g))
             items = [i for i in reading.attach(start) if _volume_count(i) is not None]
             other_edition = [w for w in _EDITION_WORDS.findall(reading.norm[start:end])

@@ -34,6 +34,7 @@ from fmquality.language.alignment import (
 )
 from fmquality.language.stock import COMPATIBLE_STOCK
 from fmquality.claims.exclusions import granted_despite
+from fmquality.schemes.mangaassist.factual_accuracy.attributes import VOLUME_COUNT
 from fmquality.claims.reading import reading_of
 from fmquality.claims.policy import conversation_topic, policy_numbers, shopper_numbers
 from fmquality.claims.commerce import item_prices, price_claims, stock_claims
@@ -203,18 +204,32 @@ def policy_numbers_grounded(case: TestCase, text: str) -> Signal:
     if not claims:
         raise Abstain("no policy number to compare")
     evidence = [*case.retrieved_chunks, case.page_context.model_dump_json(exclude_none=True)]
-    values = {q.value for t in evidence for q in extract_quantities(t)} | {d.day for t in evidence for d in find_dates(t)}
+    # In the claims' units: durations in days ("48時間" is 2), the rest as written.
+    quantities = [q for t in evidence for q in extract_quantities(t)]
+    values = {q.value for q in quantities} | {d for q in quantities if (d := q.in_days()) is not None} \
+        | {d.day for t in evidence for d in find_dates(t)}
     supported = [c for c in claims if c.low in values or c.high in values]
     return Signal(len(supported) / len(claims),
                   [f"{c.text} ({c.topic}): {'in' if c in supported else 'not in'} the evidence" for c in claims])
 
 
+def invented_series_length(case: TestCase, text: str) -> str | None:
+    """A series' length stated as such ("complete in 10 volumes", 全10巻) with a number that no
+    evidence of the case carries (the attribute check compares it when the catalog gives a count)."""
+    values, _dates = _evidence_numbers(case)
+    for match in VOLUME_COUNT.finditer(re.sub(r"[*_]", "", normalize(text))):
+        stated = int(next(g for g in match.groups() if g))
+        if float(stated) not in values:
+            return f"states the series' length ({match.group(0)!r}), which no evidence of the case gives"
+    return None
+
+
 def no_hallucination_signal(case: TestCase, rubric: "Rubric", hints: Sequence[str]) -> Signal:
     """A decisive hint of the checks (``DECISIVE_HINTS``), a policy granted in the one case the
     knowledge excludes (``claims.exclusions``), else the grounding of the answer."""
-    misapplied = granted_despite(case)
-    if misapplied:
-        return Signal(0.0, [misapplied], finding=True)
+    found = granted_despite(case) or invented_series_length(case, case.response or "")
+    if found:
+        return Signal(0.0, [found], finding=True)
     return from_hints(hints) or grounding(case, case.response or "")
 
 

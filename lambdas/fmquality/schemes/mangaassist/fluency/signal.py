@@ -180,6 +180,10 @@ def _restatements(sentences: list[str]) -> list[str]:
     return out
 
 
+def _numbers(sentence: str) -> list[str]:
+    return re.findall(r"\d+", normalize(sentence))
+
+
 def _prose(text: str) -> list[str]:
     """Sentences outside list lines and table rows (cards repeat their layout by design)."""
     out = []
@@ -219,7 +223,14 @@ def grammar(case: TestCase) -> Signal:
         if len(overt) >= 2:
             errors += [f"pronoun a Japanese writer would drop: {s[:20]!r}" for s in overt]
     errors += [f"phrase repeated: {p!r}" for p in _repeated_phrases(prose)]
-    errors += [f"says again what an earlier sentence said: {b[:40]!r}" for b in _restatements(prose)]
+    restated = _restatements(prose)
+    # Said over again with the same numbers: not two cards of one layout ("全3巻…748円" / "全5巻…693円").
+    repeated = [b for b in restated if sum(_numbers(b) == _numbers(a) for a in prose) >= 2]
+    if len(repeated) >= 2:
+        # Saying things over again more than once is padding, not a slip of style: a finding.
+        return Signal(0.0, [f"{len(repeated)} sentences say again what an earlier one said, with the same numbers: "
+                            + "; ".join(repr(b[:40]) for b in repeated)], finding=True)
+    errors += [f"says again what an earlier sentence said: {b[:40]!r}" for b in restated]
     weight = len(errors)
     if truncated(text):
         errors.append("the answer stops mid-sentence")

@@ -125,9 +125,10 @@ def _intra_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     statements = value_statements(reading, context_topic(case.query), shopper_numbers(case))
     # Two values the retrieved knowledge itself gives one subject (the usual 1% and a campaign's 2%)
     # are the knowledge's distinction, not the answer contradicting itself.
+    known = _known_values(case)
     found = [f"{_subject_name(a)} is stated as {a.shown!r} and as {b.shown!r}"
              for a, b in conflicting_values(statements, statements)
-             if not {(a.subject, a.value), (b.subject, b.value)} <= _known_values(case)]
+             if not {(a.subject, a.value), (b.subject, b.value)} <= known]
     found += permission_flips(reading.text, case.query)
     found += order_status_flips(case, reading)
     units = read_units(reading.text)
@@ -169,8 +170,9 @@ def _cross_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     shoppers = shopper_numbers(case)
     before = [s for turn in earlier for s in value_statements(reading_of(case, turn), context_topic(case.query), shoppers)]
     now = value_statements(reading, conversation_topic(case), shoppers)
+    known = _known_values(case)
     for first, second in conflicting_values(before, now):
-        if {(first.subject, first.value), (second.subject, second.value)} <= _known_values(case):
+        if {(first.subject, first.value), (second.subject, second.value)} <= known:
             continue  # the knowledge gives both (the usual 1% and a campaign's 2%): its distinction
         detail = (f"{_subject_name(first)}: an earlier assistant turn said {first.shown!r}, "
                   f"the answer says {second.shown!r}")

@@ -216,8 +216,11 @@ def policy_numbers_grounded(case: TestCase, text: str) -> Signal:
 def invented_series_length(case: TestCase, text: str) -> str | None:
     """A series' length stated as such ("complete in 10 volumes", 全10巻) with a number that no
     evidence of the case carries (the attribute check compares it when the catalog gives a count)."""
+    counts = list(VOLUME_COUNT.finditer(re.sub(r"[*_]", "", normalize(text))))
+    if not counts:
+        return None  # most answers: the case's evidence numbers are read once, by grounding
     values, _dates = _evidence_numbers(case)
-    for match in VOLUME_COUNT.finditer(re.sub(r"[*_]", "", normalize(text))):
+    for match in counts:
         stated = int(next(g for g in match.groups() if g))
         if float(stated) not in values:
             return f"states the series' length ({match.group(0)!r}), which no evidence of the case gives"

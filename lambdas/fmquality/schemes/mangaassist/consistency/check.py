@@ -2,8 +2,8 @@
 
 Checks settle a sub-score only from what they found:
 - intra_turn: one subject given two values in one answer (a product's price or stock status, a
-  policy's number under the same conditions), or one thing both granted and refused for the
-  shopper's case, is a contradiction (0). Otherwise the judge reads an answer of several claims;
+  policy's number under the same conditions, a charge's timing), or one thing both granted and
+  refused for the shopper's case, is a contradiction (0). Otherwise the judge reads an answer of several claims;
   an answer of one claim has nothing to contradict (not applicable).
 - cross_turn: "the second one" resolved to the right (1) or the wrong (0) listed item, or a value
   that silently differs from what an earlier assistant turn said, settle it; otherwise the judge
@@ -21,6 +21,7 @@ from collections import defaultdict
 from functools import lru_cache
 
 from fmquality.language.alignment import comparable_pairs, read_units
+from fmquality.claims.charge_timing import timing_flips
 from fmquality.claims.reading import Reading, reading_of
 from fmquality.language.negation import EXCEPTION_CLAUSE, conditions_in, expand_contractions, is_conditional
 from fmquality.claims.policy import (
@@ -131,6 +132,7 @@ def _intra_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
              if not {(a.subject, a.value), (b.subject, b.value)} <= known]
     found += permission_flips(reading.text, case.query)
     found += order_status_flips(case, reading)
+    found += timing_flips(reading.text)
     units = read_units(reading.text)
     if found:
         report.set("intra_turn", 0.0, *found)

@@ -1,11 +1,13 @@
 """Policy numbers (policy_accuracy): each duration, percentage or threshold tied to its policy topic
 (return window, refund time, free-shipping threshold, ...) and compared with the knowledge's number
-for that topic under compatible conditions, and each amount charged per something (item, order)
-compared with what the knowledge charges that amount per. A contradiction is a hard failure; topics the knowledge is
+for that topic under compatible conditions, each amount charged per something (item, order)
+compared with what the knowledge charges that amount per, and when a pre-order is charged (placed,
+shipped) compared with when the knowledge says it is (``claims.charge_timing``). A contradiction is a hard failure; topics the knowledge is
 silent on are the judge's (and ``unsupported`` looks for their numbers anywhere in the evidence)."""
 
 from __future__ import annotations
 
+from fmquality.claims.charge_timing import knowledge_contradictions
 from fmquality.claims.money import rate_basis
 from fmquality.claims.policy import PolicyNumber, compare_policies, given_values, knowledge_policies
 from fmquality.claims.reading import Reading
@@ -47,6 +49,7 @@ def basis_contradictions(case: TestCase, reading: Reading) -> list[str]:
 def policy_accuracy(case: TestCase, reading: Reading, claims: list[PolicyNumber], report: CheckReport) -> list[PolicyNumber]:
     """Sets policy_accuracy; returns the claims the knowledge is silent on."""
     per_wrong = basis_contradictions(case, reading) if case.retrieved_chunks else []
+    per_wrong += knowledge_contradictions(reading.text, case.retrieved_chunks)
     if not claims and not per_wrong:
         report.skip("policy_accuracy", "no policy number stated")
         return []

@@ -107,6 +107,15 @@ class AmountsInPlay:
                     return " + ".join(f"{x:g}" for x in combo)
         return None
 
+    def derives(self, amount: float, currency: str) -> bool:
+        """Whether ``amount`` is what one step makes of other amounts in play: a difference ("あと
+        140円": 3,000円 − 2,860円), a percentage of one ("10% on $60 → $6.00 off") or one less a
+        percentage ($54.00)."""
+        pool = self.money.get(currency, set())
+        return any(close(b - a, amount, currency) for a in pool for b in pool if b > a) or any(
+            close(a * p / 100, amount, currency) or close(a * (1 - p / 100), amount, currency)
+            for a in pool for p in self.percents if 0 < p < 100)
+
     def explains(self, amount: float, currency: str) -> str | None:
         """How one step of arithmetic over the amounts in play gives ``amount``, or None."""
         pool = sorted(self.money.get(currency, set()))

@@ -96,25 +96,28 @@ def _label_named(reading, entry: ListedEntry, entries: list[ListedEntry]) -> lis
 
 
 def resolve_ordinal(reference: OrdinalReference, reading) -> tuple[str, list[str]]:  # noqa: ANN001 - a claims.reading.Reading (it imports this module)
-    """("target", evidence) when the answer is about the referenced entry, ("other", ...) when it is
-    about another listed entry instead, ("none", ...) when it names none of them. An entry that
-    shares its name with others (two volumes of a series) cannot tell them apart and is ignored."""
+    """("target", evidence) when the answer names the referenced entry first, ("other", ...) when it
+    names another listed entry and not that one, ("both", ...) when it names another before it,
+    ("none", ...) when it names none of them. An entry that shares its name with others (two volumes
+    of a series) cannot tell them apart and is ignored."""
     def own(entry: ListedEntry) -> list[int]:
         shared = [e for e in reference.entries if e is not entry and set(e.asins) & set(entry.asins)]
         return [] if shared else _label_named(reading, entry, reference.entries)
 
     target_hits = own(reference.target)
-    rivals = sorted(((len(own(e)), min(own(e)), e) for e in reference.entries
-                     if e is not reference.target and own(e)), key=lambda r: (-r[0], r[1]))
+    rivals = sorted(((min(own(e)), e) for e in reference.entries if e is not reference.target and own(e)),
+                    key=lambda r: r[0])
     name = reference.target.label or ",".join(reference.target.asins)
     if not target_hits and rivals:
-        rival = rivals[0][2]
+        rival = rivals[0][1]
         return "other", [f"the shopper referred to listed item {reference.target.position} ({name}); the answer is "
                          f"about item {rival.position} ({rival.label})"]
     if not target_hits:
         return "none", [f"the answer names none of the listed items; item {reference.target.position} ({name}) was meant"]
-    if rivals and (rivals[0][0] > len(target_hits) or (rivals[0][0] == len(target_hits) and rivals[0][1] < min(target_hits))):
-        rival = rivals[0][2]
-        return "other", [f"the answer names listed item {reference.target.position} ({name}) but is mainly about item "
-                         f"{rival.position} ({rival.label})"]
+    if rivals and rivals[0][0] < min(target_hits):
+        # Another listed item named first, the meant one after it: a comparison, or an answer about the
+        # wrong one that mentions the right one. Which it is, is the judge's.
+        rival = rivals[0][1]
+        return "both", [f"the answer names listed item {rival.position} ({rival.label}) before item "
+                        f"{reference.target.position} ({name}), the one meant"]
     return "target", [f"the reference resolves to listed item {reference.target.position} ({name})"]

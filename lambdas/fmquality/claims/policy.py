@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -295,7 +296,8 @@ def given_values(case: TestCase) -> set[tuple[str, float]]:
 
 
 def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
-                     given: set[tuple[str, float]] = frozenset()) -> PolicyComparison:
+                     given: set[tuple[str, float]] = frozenset(),
+                     derives: Callable[[str, float], bool] | None = None) -> PolicyComparison:
     """Each claim against the knowledge's numbers for the same topic and kind of unit: agreeing
     (same value or inside the range, compatible conditions), contradicting (the knowledge gives the
     topic a different value under compatible conditions) or unknown (the knowledge is silent)."""
@@ -318,6 +320,16 @@ def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
             result.contradict.append((claim, fitting))
         else:
             result.unknown.append(claim)
+    # An answer that gives the policy's own number and, beside it, an amount its arithmetic makes of
+    # the amounts in play (``derives``: the 140円 still missing to the 3,000円 it states) is doing the
+    # arithmetic, not restating the policy. Without the policy's number beside it, the amount is read
+    # as the policy's ("free shipping kicks in at $30", $35 − $5): a contradiction.
+    stated = {(c.unit, round(c.low, 2)) for c in claims}
+    derived_here = [(c, ks) for c, ks in result.contradict
+                    if derives is not None and any((k.unit, round(k.low, 2)) in stated for k in ks)
+                    and derives(c.unit, c.low)]
+    result.contradict = [pair for pair in result.contradict if pair not in derived_here]
+    result.unknown += [c for c, _ in derived_here]
     return result
 
 

@@ -130,6 +130,9 @@ class Reading:
         several listings (two editions of one title)."""
         if not self.spans:
             return []
+        cell = self._table_cell(pos)
+        if cell is not None:
+            return cell
         index = self.sentence_of(pos)
         inside = self.mentions_in(index)
         if inside:
@@ -166,6 +169,38 @@ class Reading:
             if len(self.in_play) == 1:
                 return self.items(self.in_play)
         return []
+
+    def _table_cell(self, pos: int) -> list[CatalogItem] | None:
+        """In a markdown table row, the product of the cell at ``pos``: the one its row label names,
+        else the one its column header names (a listing the header's words tell apart: "Deluxe
+        Hardcover"), else none. None when ``pos`` is not in a table row (the other rules apply)."""
+        line_start = self.norm.rfind("\n", 0, pos) + 1
+        line_end = self.norm.find("\n", pos)
+        line_end = len(self.norm) if line_end < 0 else line_end
+        if not self.norm[line_start:line_end].lstrip().startswith("|"):
+            return None
+        column = self.norm.count("|", line_start, pos)
+        cells = self.norm[line_start:line_end].split("|")
+        label_start = line_start + len(cells[0]) + 1
+        label = [m for m in self.mentions if label_start <= m.start < label_start + len(cells[1])] if len(cells) > 1 else []
+        if label and column > 1:
+            return self.items(label[0].asins)
+        header_start = line_start
+        while header_start > 0:  # up to the table's first line
+            previous = self.norm.rfind("\n", 0, header_start - 1) + 1
+            if not self.norm[previous:header_start].lstrip().startswith("|"):
+                break
+            header_start = previous
+        header_end = self.norm.find("\n", header_start)
+        header = self.norm[header_start:len(self.norm) if header_end < 0 else header_end].split("|")
+        if header_start == line_start or column >= len(header):
+            return []
+        offset = header_start + sum(len(c) + 1 for c in header[:column])
+        named = [m for m in self.mentions if offset <= m.start < offset + len(header[column])]
+        if named:
+            return self.items(named[0].asins)
+        told = told_apart(self.items(self.in_play), header[column])
+        return told if len(told) == 1 and len(self.in_play) > 1 else []
 
     # Per sentence, read once however many amounts and statuses it holds (a sentence may be long).
     @cached_property

@@ -228,7 +228,17 @@ def _title_words(item: CatalogItem) -> set[str]:
 def distinct_words(items: list[CatalogItem]) -> dict[str, set[str]]:
     """Per listing, the title words no other of ``items`` has (特装版, "Collector's Edition", "12")."""
     own = {i.asin: _title_words(i) for i in items}
-    return {asin: words - set().union(*(w for a, w in own.items() if a != asin)) for asin, words in own.items()}
+    out = {asin: words - set().union(*(w for a, w in own.items() if a != asin)) for asin, words in own.items()}
+    # The plain listing of a title that another listing extends ("Vol. 7" beside "Vol. 7 Deluxe
+    # Hardcover") is the one people call the regular edition.
+    titles = {i.asin: normalize(i.title) for i in items}
+    for asin, title in titles.items():
+        if any(a != asin and t.startswith(title) and len(t) > len(title) for a, t in titles.items()):
+            out[asin] = out[asin] | _PLAIN_EDITION
+    return out
+
+
+_PLAIN_EDITION = frozenset({"regular", "standard", "normal", "paperback", "通常版"})
 
 
 def told_apart(items: list[CatalogItem], sentence: str) -> list[CatalogItem]:
@@ -296,7 +306,30 @@ def products_in_play(case: "TestCase", index: CatalogIndex | None = None) -> lis
     for asin in [case.page_context.current_asin, *ASIN_PATTERN.findall(page), *case.expected_products]:
         if asin and index.get(asin) is not None:
             found.setdefault(asin, None)
+    for asin in _editions_named(case, list(found)):
+        found.setdefault(asin, None)
     return list(found)
+
+
+def _editions_named(case: "TestCase", named: list[str]) -> list[str]:
+    """Editions of a named title that the case calls by their own words only ("the regular and the
+    deluxe Vol. 7", a table column "Deluxe Hardcover"): a listing of the case's catalog whose title
+    is a named listing's title and more, when a text of the case uses a word of the more."""
+    if not named or len(case.catalog) < 2:
+        return []
+    bases = [normalize(item.title) for item in case.catalog if item.asin in named]
+    texts = [normalize(t) for t in case_texts(case)]
+    out = []
+    for item in case.catalog:
+        title = normalize(item.title)
+        if item.asin in named:
+            continue
+        for base in bases:
+            extra = {w for w in re.findall(r"[a-z]{3,}", title[len(base):]) if w not in ENGLISH_STOPWORDS}
+            if title.startswith(base) and extra and any(_word_in(w, t) for w in extra for t in texts):
+                out.append(item.asin)
+                break
+    return out
 
 
 def resolve_catalog(case: "TestCase", index: CatalogIndex) -> list[CatalogItem]:

@@ -164,7 +164,7 @@ def _cross_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     reference = ordinal_reference(case)
     if reference is not None:
         outcome, evidence = resolve_ordinal(reference, reading)
-        if outcome != "none":
+        if outcome in ("target", "other"):
             results.append((1.0 if outcome == "target" else 0.0, evidence[0], "wrong_reference"))
     page_extra = " ".join(str(v) for v in (case.page_context.model_extra or {}).values())
     change = _CHANGE_SIGNALS.search(normalize(case.query + " " + page_extra)) is not None
@@ -246,13 +246,35 @@ def _recited_persona(name: str) -> re.Pattern[str]:
     return re.compile(rf"\byou are (?:an? |the )?{persona}\b|あなたは{persona}")
 
 
-def persona_breaks(text: str, rubric: Rubric) -> list[str]:
+# The shopper asks what they are talking to ("are you a bot?", 「人間のスタッフさんですか？」), or the
+# store's own knowledge says its assistant is an AI: then saying so is the honest answer, not a break.
+_ASKED_WHAT_IT_IS = re.compile(
+    r"\b(?:are you|r u|is this|am i (?:talking|chatting|speaking) (?:to|with))\b[^.?!]{0,30}"
+    r"\b(?:human|person|people|real|bot|robot|ai|a\.i\.|machine|automated|computer)\b"
+    r"|(?:人間|人|AI|ＡＩ|ボット|ロボット|機械|人工知能|スタッフ)(?:さん)?(?:です|でしょう|なの|なん)")
+_AI_ASSISTANT_KNOWN = re.compile(r"\b(?:ai|virtual|automated)(?: shopping)? assistant\b|(?:AI|ＡＩ|人工知能)[^。]{0,10}アシスタント")
+# What an honest answer may call itself; a language model, its vendor, its training or its prompt stay breaks.
+_PLAIN_MACHINE = re.compile(r"(?:\b(?:ai|a\.i\.|artificial intelligence|bot|chatbot|virtual agent)|AI|ＡＩ|人工知能|ボット)"
+                            r"(?:\s*(?:shopping\s+)?assistant|ショッピングアシスタント|アシスタント)?[^a-z]*$")
+
+
+def honest_disclosure_context(case: TestCase) -> bool:
+    """Whether the shopper asked what the assistant is, or the knowledge says it is an AI assistant."""
+    asked = _ASKED_WHAT_IT_IS.search(unicodedata.normalize("NFKC", case.query)) is not None
+    return asked or any(_AI_ASSISTANT_KNOWN.search(normalize(chunk)) for chunk in case.retrieved_chunks)
+
+
+def persona_breaks(text: str, rubric: Rubric, honest: bool = False) -> list[str]:
+    """Self-disclosures that break the persona. With ``honest`` (the shopper asked what the assistant
+    is, or the knowledge says it is an AI), calling itself an AI or a bot is allowed; a language
+    model, a vendor, training or instructions still break it."""
     norm = normalize(text)
     found = [phrase for phrase, pattern in _disclosure_patterns(tuple(rubric.persona.forbidden_disclosures))
-             if pattern.search(norm)]
+             if pattern.search(norm) and not (honest and _PLAIN_MACHINE.search(phrase))]
     nfkc = unicodedata.normalize("NFKC", text)
     for match in (*_DISCLOSURE_EN.finditer(norm), *_DISCLOSURE_JA.finditer(nfkc)):
-        found.append(match.group(0).strip())
+        if not (honest and _PLAIN_MACHINE.search(match.group(0))):
+            found.append(match.group(0).strip())
     # Naming its instructions while declining to share them ("I can't share my configuration") recites nothing.
     for source, pattern in ((norm, _MACHINERY_EN), (nfkc, _MACHINERY_JA)):
         found += [m.group(0).strip() for m in pattern.finditer(source)
@@ -271,7 +293,7 @@ def _persona(case: TestCase, reading: Reading, rubric: Rubric, report: CheckRepo
         _contradiction(report, "grader_address", "persona", [f"the answer addresses its grader: {a!r}" for a in addressed])
         report.findings.append("the answer addresses its grader")
         return
-    breaks = persona_breaks(reading.text, rubric)
+    breaks = persona_breaks(reading.text, rubric, honest_disclosure_context(case))
     if breaks:
         report.set("persona", 0.0, *(f"persona break: the answer says {b!r}" for b in breaks))
         _contradiction(report, "persona_break", "persona", [f"the answer says {b!r}" for b in breaks])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from fmquality.claims.charge_timing import knowledge_contradictions
 from fmquality.claims.money import rate_basis
+from fmquality.claims.commerce import amounts_in_play
 from fmquality.claims.policy import PolicyNumber, compare_policies, given_values, knowledge_policies
 from fmquality.claims.reading import Reading
 from fmquality.domain.case import TestCase
@@ -57,7 +58,9 @@ def policy_accuracy(case: TestCase, reading: Reading, claims: list[PolicyNumber]
         report.ask_judge("policy_accuracy", "policy numbers with no retrieved knowledge: "
                          + ", ".join(f"{c.text} ({c.topic})" for c in claims))
         return claims
-    comparison = compare_policies(claims, knowledge_policies(case), given_values(case))
+    pool = amounts_in_play(case, reading).with_amounts(extract_prices(reading.text))
+    comparison = compare_policies(claims, knowledge_policies(case), given_values(case),
+                                  lambda unit, value: pool.derives(value, unit.upper()))
     right = [f"{c.text!r} ({c.topic}) matches the knowledge ({k.text!r})" for c, k in comparison.agree]
     wrong = [f"{c.text!r} ({c.topic}) contradicts the knowledge ({', '.join(repr(k.text) for k in ks)})"
              for c, ks in comparison.contradict] + per_wrong

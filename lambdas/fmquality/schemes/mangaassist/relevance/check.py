@@ -269,7 +269,7 @@ def _context_relevance(case: TestCase, reading: Reading, report: CheckReport) ->
     reference = ordinal_reference(case)
     if reference is not None:
         outcome, evidence = resolve_ordinal(reference, reading)
-        if outcome == "none":
+        if outcome not in ("target", "other"):
             report.ask_judge("context_relevance", *evidence)
         else:
             report.set("context_relevance", 1.0 if outcome == "target" else 0.0, *evidence)

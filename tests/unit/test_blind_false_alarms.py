@@ -134,3 +134,92 @@ def test_another_item_named_before_the_meant_one_is_the_judges_and_the_wrong_one
     assert "context_relevance" in relevance.check(compared, rubric).needs_judge
     wrong = _ordinal("Sure! The **Paper Lantern Cafe Complete Box Set** is $69.99 and in stock.")
     assert "wrong_reference" in rules(consistency.check(wrong, rubric))
+
+
+# --- a second blind hold-out: days of the month, rates, the other two, editions told apart -------------
+
+
+def test_a_japanese_day_of_the_month_is_not_a_duration():
+    chunks = ["コンビニ払い：ご注文日を含めて3日以内にお支払いください。"]
+    example = TestCase.model_validate({
+        "test_id": "j-1", "intent": "faq", "locale": "ja-JP", "query": "コンビニ払いの期限は？", "retrieved_chunks": chunks,
+        "response": "ご注文日を含めて3日以内にお支払いください。たとえば1日にご注文の場合は、3日がお支払い期限です。"})
+    assert "policy_contradiction" not in rules(factual_accuracy.check(example, None))
+    wrong = example.model_copy(update={"response": "ご注文日を含めて5日以内にお支払いください。"})
+    assert "policy_contradiction" in rules(factual_accuracy.check(wrong, None))
+
+
+def test_the_day_of_an_eta_date_is_not_a_time_to_delivery():
+    order = {"session_date": "2025-05-14", "order": {"order_id": "JP-1", "status": "in_transit", "eta": "2025-05-15"}}
+    def check(response: str):
+        return rules(factual_accuracy.check(TestCase.model_validate({
+            "test_id": "j-2", "intent": "order_tracking", "locale": "ja-JP", "query": "発送されましたか？",
+            "response": response, "page_context": order}), None))
+    assert "order_contradiction" not in check("はい、発送いたしました。お届け予定日は5月15日でございます。")
+    assert "order_contradiction" in check("はい、発送いたしました。あと5日でお届けします。")
+
+
+def test_a_rate_applied_to_the_shoppers_count_is_not_a_second_rate():
+    chunks = ["Reward points: redeem in blocks of 100 points; every 100 points = $1.00 off."]
+    def check(response: str):
+        return rules(factual_accuracy.check(TestCase.model_validate({
+            "test_id": "r-1", "intent": "faq", "query": "I've got 640 points. What's that worth?",
+            "retrieved_chunks": chunks, "response": response}), None))
+    assert "policy_contradiction" not in check("You can redeem 600 of your points for $6.00 off.")
+    # $7.00 would be 700 points: a count nobody gave
+    assert "policy_contradiction" in check("Your points are worth $7.00 off.")
+
+
+def test_the_shortfall_beside_the_minimum_is_no_second_minimum(rubric):
+    case = TestCase.model_validate({
+        "test_id": "j-3", "intent": "promotion", "locale": "ja-JP", "query": "クーポンが使えません。",
+        "retrieved_chunks": ["初回500円OFFクーポン：商品合計2,000円（税込）以上の場合にご利用いただけます。"],
+        "page_context": {"cart": {"subtotal": 1870, "currency": "JPY"}},
+        "response": "商品合計が2,000円以上のご注文でご利用いただけます。現在1,870円のため、あと130円足りません。130円以上の商品を追加してください。"})
+    assert "self_contradiction" not in rules(consistency.check(case, rubric))
+
+
+PICKS = [
+    {"asin": "B0TEACUP01", "title": "Teacup Lighthouse, Vol. 1", "price": 11.99, "currency": "USD", "availability": "in_stock"},
+    {"asin": "B0LAUNDRY1", "title": "Sunday Laundromat, Vol. 1", "price": 12.49, "currency": "USD", "availability": "in_stock"},
+    {"asin": "B0BINDER01", "title": "The Quiet Bookbinder, Vol. 1", "price": 13.99, "currency": "USD", "availability": "in_stock"},
+]
+
+
+def test_prices_of_the_other_two_are_not_the_asked_products():
+    history = [{"role": "user", "content": "Cozy picks?"},
+               {"role": "assistant", "content": "1. **Teacup Lighthouse**\n2. **Sunday Laundromat**\n3. **The Quiet Bookbinder**"}]
+    def check(response: str):
+        return rules(factual_accuracy.check(TestCase.model_validate({
+            "test_id": "o-2", "intent": "recommendation", "query": "Tell me about the third one. Expensive?",
+            "response": response, "catalog": PICKS, "conversation_history": history}), None))
+    assert "price_contradiction" not in check("**The Quiet Bookbinder** is $13.99 for Vol. 1, a little more than the other two ($11.99 and $12.49).")
+    assert "price_contradiction" in check("**The Quiet Bookbinder** is $12.49 for Vol. 1.")
+
+
+GARDEN = [
+    {"asin": "B0GARDEND1", "title": "Ninefold Garden: Deluxe Hardcover, Vol. 1", "price": 29.99, "currency": "USD",
+     "availability": "in_stock"},
+    {"asin": "B0GARDEN01", "title": "Ninefold Garden, Vol. 1", "price": 12.99, "currency": "USD", "availability": "in_stock"},
+]
+
+
+def test_the_standard_edition_told_apart_from_the_deluxe_on_the_deluxes_page():
+    def check(response: str):
+        return rules(factual_accuracy.check(TestCase.model_validate({
+            "test_id": "g-1", "intent": "product_question", "query": "How is it different from the regular one?",
+            "response": response, "catalog": GARDEN, "page_context": {"current_asin": "B0GARDEND1"}}), None))
+    assert "price_contradiction" not in check("The standard volume is $12.99 and the Deluxe is $29.99, so it's $17.00 more.")
+    assert "price_contradiction" in check("The standard volume is $12.99 and the Deluxe is $24.99.")
+
+
+def test_an_amount_worked_out_beside_the_products_own_price_is_arithmetic():
+    lumen = [{"asin": "B0LUMEN005", "title": "Lumen Drifters, Vol. 5", "price": 11.99, "currency": "USD", "availability": "in_stock"}]
+    def check(response: str):
+        return rules(factual_accuracy.check(TestCase.model_validate({
+            "test_id": "l-1", "intent": "promotion", "query": "Is adding Lumen Drifters Vol. 5 worth it?", "catalog": lumen,
+            "response": response}), None))
+    worked = ("Four volumes come to $43.16 and five to $47.96. Adding **Lumen Drifters, Vol. 5** raises your total by "
+              "$4.80, which makes that volume effectively $4.80 instead of $11.99.")
+    assert "price_contradiction" not in check(worked)
+    assert "price_contradiction" in check("**Lumen Drifters, Vol. 5** is $4.80 right now.")

@@ -258,7 +258,9 @@ def check_amounts(case: TestCase, reading: Reading, claims: list[PriceClaim]) ->
         if claim.price.start in results or claim.role in ("threshold", "fee", "budget", "shopper", "term", "reported"):
             continue  # written arithmetic is checked above; policy numbers, the shopper's own and reported ones elsewhere
         if claim.role in ("unit", "list"):
-            if _check_catalog_price(claim, report, pool, knowledge_amounts):
+            if _worked_out_beside_price(claim, claims, reading, pool):
+                derived.append(claim)  # explained (or not) as arithmetic below, like any derived amount
+            elif _check_catalog_price(claim, report, pool, knowledge_amounts):
                 derived.append(claim)
             continue
         if claim.role in ("sale", "total"):
@@ -274,6 +276,19 @@ def check_amounts(case: TestCase, reading: Reading, claims: list[PriceClaim]) ->
                                  or c.price.start in results)
     _explain(derived, grounded, report)
     return report
+
+
+def _worked_out_beside_price(claim: PriceClaim, claims: list[PriceClaim], reading: Reading, pool: AmountsInPlay) -> bool:
+    """An amount that is not its product's price, in a sentence that also gives that price, and that a
+    difference or percentage of the answer's own amounts makes ("raises your total by $4.80, which
+    makes that volume effectively $4.80 instead of $11.99"): the answer's arithmetic, not a price."""
+    prices = {p for i in claim.items for p in item_prices(i)}
+    if not prices or any(close(p, claim.price.amount, claim.price.currency) for p in prices):
+        return False
+    index = reading.sentence_of(claim.price.start)
+    beside = any(reading.sentence_of(c.price.start) == index and any(close(p, c.price.amount, c.price.currency) for p in prices)
+                 for c in claims if c is not claim)
+    return beside and pool.with_amounts(c.price for c in claims if c is not claim).derives(claim.price.amount, claim.price.currency)
 
 
 def _check_catalog_price(claim: PriceClaim, report: AmountReport, pool: AmountsInPlay,

@@ -232,10 +232,10 @@ def _compare_dates(case: TestCase, orders: list[dict], reading: Reading, facts: 
 
 
 # How long until the order arrives, said from today: "in the next 2-3 days", "within 5 business
-# days", "arrives today", 「2〜3日でお届け」, 「明日到着」.
+# days", "arrives today", 「2〜3日でお届け」, 「明日到着」 (not the day of a date: 「5月15日でございます」).
 _TIME_TO_DELIVERY = re.compile(
     r"\b(?:in|within)\s+(?:the next\s+|another\s+)?(\d+)(?:\s*(?:-|–|~|to|or)\s*(\d+))?\s+(business\s+|working\s+)?days?\b"
-    r"|(?<![\d〜~-])(\d+)(?:\s*[〜~-]\s*(\d+))?\s*(営業)?日(?:以内|後|で)|\b(today|tomorrow)\b|(本日|今日|明日)")
+    r"|(?<![\d〜~\-月/])(\d+)(?:\s*[〜~-]\s*(\d+))?\s*(営業)?日(?:以内|後|で(?!ござ|す|し))|\b(today|tomorrow)\b|(本日|今日|明日)")
 _DELIVERY_CUE = _DATE_ROLE_CUES[0][1]
 
 

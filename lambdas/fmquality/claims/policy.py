@@ -64,6 +64,9 @@ POLICY_TOPICS: dict[str, tuple[str, ...]] = {
 _POLICY_UNITS = {"day", "week", "month", "year", "hour", "percent", "usd", "jpy"}
 _REFERENCE_BEFORE = re.compile(r"(from|of|after|since|upon|following)\s+(the\s+|your\s+|its\s+)?$")
 # The shopper's own circumstance, not a policy: "10 days ago", "10日前に", "for 3 days now".
+# What makes a Japanese 「N日」 a duration rather than a day of the month.
+_JA_DURATION_AFTER = re.compile(r"^\s*(?:以内|間|以上|未満|後|前|ほど|程|前後|経過|を過ぎ|を超え|かか|まで|で(?!ござ|す|し))")
+_JA_DURATION_BEFORE = re.compile(r"(?:後|から|より|含めて|以降|以内に?|最大|約)\s*$")
 _ELAPSED_AFTER = re.compile(r"^\s*(ago|back|earlier|前に|前|経)")
 
 
@@ -239,6 +242,9 @@ def _not_a_policy_number(sentence: str, q: Quantity, dates: list[DateMention],
     ("(previously $25)")."""
     if any(d.start <= q.start < d.end for d in dates):
         return True
+    if q.unit == "day" and q.text.endswith("日") and not (_JA_DURATION_AFTER.match(sentence[q.end:q.end + 4])
+                                                       or _JA_DURATION_BEFORE.search(sentence[max(0, q.start - 4):q.start])):
+        return True  # 「1日にご注文の場合、3日が期限」: days of the month, not durations
     if q.unit == "day" and any(0 <= q.start - d.end <= 4 for d in dates) and \
             joins_dates(sentence[max(d.end for d in dates if d.end <= q.start):q.start]):
         return True
@@ -297,7 +303,8 @@ def given_values(case: TestCase) -> set[tuple[str, float]]:
 
 def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
                      given: set[tuple[str, float]] = frozenset(),
-                     derives: Callable[[str, float], bool] | None = None) -> PolicyComparison:
+                     derives: Callable[[str, float], bool] | None = None,
+                     counts: frozenset[float] = frozenset()) -> PolicyComparison:
     """Each claim against the knowledge's numbers for the same topic and kind of unit: agreeing
     (same value or inside the range, compatible conditions), contradicting (the knowledge gives the
     topic a different value under compatible conditions) or unknown (the knowledge is silent)."""
@@ -328,9 +335,32 @@ def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
     derived_here = [(c, ks) for c, ks in result.contradict
                     if derives is not None and any((k.unit, round(k.low, 2)) in stated for k in ks)
                     and derives(c.unit, c.low)]
+    # A rate applied: the knowledge's "$1.00 off for every 100 points" taken 6 times for the shopper's
+    # 600 points ($6.00), when the answer or the shopper gives that count (``counts``).
+    derived_here += [(c, ks) for c, ks in result.contradict if (c, ks) not in derived_here
+                     and any(_rate_applied(c, k, counts) for k in ks)]
     result.contradict = [pair for pair in result.contradict if pair not in derived_here]
     result.unknown += [c for c, _ in derived_here]
     return result
+
+
+_RATE_EN = re.compile(r"\b(?:every|per|each|for each|for every)\s+(?:(\d[\d,]*)\s*)?[a-z]")
+_RATE_JA = re.compile(r"(\d[\d,]*)?\s*(?:ポイント|点|冊|円)?\s*(?:ごと|につき|あたり|毎)")
+
+
+def _rate_applied(claim: PolicyNumber, fact: PolicyNumber, counts: frozenset[float]) -> bool:
+    """``claim`` is ``fact``'s rate taken n times (n >= 2) for a count n x base that the answer or the
+    shopper gives (base: the "100" of "every 100 points", else 1)."""
+    if claim.unit != fact.unit or fact.low <= 0 or claim.low <= fact.low:
+        return False
+    times = claim.low / fact.low
+    if abs(times - round(times)) > 1e-6:
+        return False
+    for m in (*_RATE_EN.finditer(fact.sentence), *_RATE_JA.finditer(fact.sentence)):
+        base = float(m.group(1).replace(",", "")) if m.group(1) else 1.0
+        if round(times) * base in counts:
+            return True
+    return False
 
 
 def knowledge_policies(case: TestCase) -> list[PolicyNumber]:

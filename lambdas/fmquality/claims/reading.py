@@ -30,7 +30,8 @@ from functools import cached_property
 from fmquality.claims.ordinals import ordinal_reference
 from fmquality.language.attribution import reported_at
 from fmquality.domain.case import CatalogItem, TestCase
-from fmquality.language.catalog_index import Mention, index_for, products_in_play, told_apart
+from fmquality.language.catalog_index import (Mention, distinct_words, index_for, last_word_position, products_in_play,
+                                              told_apart)
 from fmquality.language.numbers import extract_prices, text_currency
 from fmquality.language.text import is_list_line, normalize, segment_spans
 
@@ -38,6 +39,9 @@ _BACK_REFERENCE = re.compile(
     r"\b(it|it's|its|this one|that one|this title|this volume|this book|this series|this set|your copy|the book|"
     r"the volume|the series|the set)\b|こちら|この商品|この作品|この本|本作|同作|その作品|それ"
 )
+# A statement of the products in play other than the one being talked about.
+_THE_OTHERS = re.compile(r"\bthe other (?:two|three|four|ones?|books?|titles?|picks?|volumes?|series)\b|\bthe others\b"
+                         r"|\bthe rest\b|他の(?:2|二|3|三)?(?:作品|冊|つ|タイトル)|ほかの(?:2|二)?(?:作品|冊|つ)")
 # A statement of every product named: "both are in stock", 「どちらも」.
 COLLECTIVE = re.compile(r"\b(all|both|every|each of|all of them|they are|they're)\b|すべて|全て|どちらも|いずれも|どれも")
 
@@ -134,9 +138,14 @@ class Reading:
         if cell is not None:
             return cell
         index = self.sentence_of(pos)
+        others = self._the_others(pos, index)
+        if others is not None:
+            return others
         inside = self.mentions_in(index)
         if inside:
             before = [m for m in inside if m.end <= pos]
+            if not before and len(self.in_play) > 1 and (near := self._nearest_told_apart(pos, index)):
+                return near  # "the standard volumes are $12.99, the Deluxe Hardcover $29.99"
             nearest = max(before, key=lambda m: m.end) if before else min(inside, key=lambda m: m.start)
             return self._told_apart(self.items(nearest.asins), index)
         collective, refers_back = self._sentence_cues(index)
@@ -160,6 +169,10 @@ class Reading:
         named = self._told_apart(self.items(self.in_play), index)
         if len(named) == 1 and len(self.in_play) > 1:
             return named  # "the special edition is a pre-order": the one listing that word names
+        if len(self.in_play) > 1 and (near := self._nearest_told_apart(pos, index)):
+            # Several listings told apart in one sentence ("the standard volumes are $12.99 each and the
+            # Deluxe is $29.99"): the one whose own word comes last before the statement.
+            return near
         if len(self.products) == 1:
             return self.items(self.products)
         if not self.products:
@@ -169,6 +182,29 @@ class Reading:
             if len(self.in_play) == 1:
                 return self.items(self.in_play)
         return []
+
+    def _the_others(self, pos: int, index: int) -> list[CatalogItem] | None:
+        """For a statement about "the other two" or "the rest", the products in play other than the
+        ones the sentence names and the one asked about; None when it says no such thing."""
+        start = self.spans[index][0]
+        if not _THE_OTHERS.search(self.norm[max(start, pos - 40):pos]):
+            return None
+        named = {a for m in self.mentions_in(index) for a in m.asins} | ({self.focus} if self.focus else set())
+        return self.items([a for a in self.in_play if a not in named])
+
+    def _nearest_told_apart(self, pos: int, index: int) -> list[CatalogItem]:
+        start = self.spans[index][0]
+        before = self.norm[start:pos]
+        listed = self.items(self.in_play)
+        best: tuple[int, list[CatalogItem]] = (-1, [])
+        for item, words in zip(listed, (distinct_words(listed).get(i.asin, set()) for i in listed)):
+            for word in words:
+                at = last_word_position(word, before)
+                if at is not None and at > best[0]:
+                    best = (at, [item])
+                elif at is not None and at == best[0]:
+                    best[1].append(item)
+        return best[1]
 
     def _table_cell(self, pos: int) -> list[CatalogItem] | None:
         """In a markdown table row, the product of the cell at ``pos``: the one its row label names,

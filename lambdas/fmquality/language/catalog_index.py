@@ -229,11 +229,12 @@ def distinct_words(items: list[CatalogItem]) -> dict[str, set[str]]:
     """Per listing, the title words no other of ``items`` has (特装版, "Collector's Edition", "12")."""
     own = {i.asin: _title_words(i) for i in items}
     out = {asin: words - set().union(*(w for a, w in own.items() if a != asin)) for asin, words in own.items()}
-    # The plain listing of a title that another listing extends ("Vol. 7" beside "Vol. 7 Deluxe
-    # Hardcover") is the one people call the regular edition.
-    titles = {i.asin: normalize(i.title) for i in items}
-    for asin, title in titles.items():
-        if any(a != asin and t.startswith(title) and len(t) > len(title) for a, t in titles.items()):
+    # The plain listing of a title that another listing extends with words of its own ("Vol. 7"
+    # beside "Vol. 7 Deluxe Hardcover") is the one people call the regular or standard edition.
+    for asin, words in own.items():
+        series = {w for w in words if not w.isdigit()}
+        if series and any(a != asin and series < other and any(not w.isdigit() for w in other - words)
+                          for a, other in own.items()):
             out[asin] = out[asin] | _PLAIN_EDITION
     return out
 
@@ -261,6 +262,15 @@ def word_position(word: str, text: str) -> int | None:
     else:
         match = re.search(rf"(?<![a-z0-9']){re.escape(word)}(?![a-z0-9'])", text)
     return match.start() if match else None
+
+
+def last_word_position(word: str, text: str) -> int | None:
+    """Where a title word last stands in a normalized text."""
+    found, offset = None, 0
+    while (at := word_position(word, text[offset:])) is not None:
+        found = offset + at
+        offset = found + 1
+    return found
 
 
 def _word_in(word: str, sentence: str) -> bool:

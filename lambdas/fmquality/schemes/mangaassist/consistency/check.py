@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from fmquality.language.alignment import comparable_pairs, read_units
 from fmquality.claims.charge_timing import timing_flips
+from fmquality.claims.commerce import amounts_in_play
 from fmquality.claims.reading import Reading, reading_of
 from fmquality.language.negation import EXCEPTION_CLAUSE, conditions_in, expand_contractions, is_conditional
 from fmquality.claims.policy import (
@@ -42,6 +43,7 @@ from fmquality.domain.scores import HardFailure
 from fmquality.domain.case import TestCase
 from fmquality.config.rubric import Rubric
 from fmquality.language.refusal import declines, sentence_around
+from fmquality.language.numbers import extract_prices
 from fmquality.language.text import has_japanese, normalize, split_sentences
 
 NAME = "consistency"
@@ -122,6 +124,18 @@ def _known_values(case: TestCase) -> set[tuple[str, str]]:
     return {(f"policy:{n.topic}:{n.unit}", f"{n.low:g}") for n in knowledge_policies(case) if n.low == n.high}
 
 
+def _worked_out_beside(case: TestCase, reading: Reading, a: ValueStatement, b: ValueStatement,
+                       known: set[tuple[str, str]]) -> bool:
+    """One of two amounts is the knowledge's own value and the other what the answer's arithmetic
+    makes of the amounts in play (the 130円 still missing to the 2,000円 minimum): arithmetic beside
+    the policy, not a second value of it."""
+    unit = a.subject.rsplit(":", 1)[-1]
+    if unit not in ("usd", "jpy"):
+        return False
+    pool = amounts_in_play(case, reading).with_amounts(extract_prices(reading.text))
+    return any((x.subject, x.value) in known and pool.derives(float(y.value), unit.upper()) for x, y in ((a, b), (b, a)))
+
+
 def _intra_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     statements = value_statements(reading, context_topic(case.query), shopper_numbers(case))
     # Two values the retrieved knowledge itself gives one subject (the usual 1% and a campaign's 2%)
@@ -129,7 +143,8 @@ def _intra_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     known = _known_values(case)
     found = [f"{_subject_name(a)} is stated as {a.shown!r} and as {b.shown!r}"
              for a, b in conflicting_values(statements, statements)
-             if not {(a.subject, a.value), (b.subject, b.value)} <= known]
+             if not {(a.subject, a.value), (b.subject, b.value)} <= known
+             and not _worked_out_beside(case, reading, a, b, known)]
     found += permission_flips(reading.text, case.query)
     found += order_status_flips(case, reading)
     found += timing_flips(reading.text)

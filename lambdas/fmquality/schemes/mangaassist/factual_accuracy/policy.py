@@ -14,7 +14,7 @@ from fmquality.claims.policy import PolicyNumber, compare_policies, given_values
 from fmquality.claims.reading import Reading
 from fmquality.domain.case import TestCase
 from fmquality.language.negation import is_conditional, is_negated, is_question
-from fmquality.language.numbers import extract_prices
+from fmquality.language.numbers import extract_prices, extract_quantities
 from fmquality.language.text import normalize
 from fmquality.domain.scores import HardFailure
 from fmquality.schemes.mangaassist.factual_accuracy import DIMENSION
@@ -60,7 +60,8 @@ def policy_accuracy(case: TestCase, reading: Reading, claims: list[PolicyNumber]
         return claims
     pool = amounts_in_play(case, reading).with_amounts(extract_prices(reading.text))
     comparison = compare_policies(claims, knowledge_policies(case), given_values(case),
-                                  lambda unit, value: pool.derives(value, unit.upper()))
+                                  lambda unit, value: pool.derives(value, unit.upper()),
+                                  frozenset(q.value for t in (reading.text, case.query) for q in extract_quantities(t)))
     right = [f"{c.text!r} ({c.topic}) matches the knowledge ({k.text!r})" for c, k in comparison.agree]
     wrong = [f"{c.text!r} ({c.topic}) contradicts the knowledge ({', '.join(repr(k.text) for k in ks)})"
              for c, ks in comparison.contradict] + per_wrong

@@ -93,16 +93,18 @@ def _tree(root: int) -> list[int]:
 
 
 class TreeMemory:
-    """Samples the resident set of this process and all its descendants while a run goes on."""
+    """Samples the resident set of a process (this one by default) and all its descendants while a run
+    goes on. Sampling reads /proc under the GIL: to time a process, sample it from another one."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: int | None = None) -> None:
+        self.root = root  # whose tree: this process's by default
         self.peak_kib = 0
         self.hwm_kib: dict[int, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample_until_stopped, daemon=True)
 
     def _sample(self) -> None:
-        pids = _tree(os.getpid())
+        pids = _tree(self.root or os.getpid())
         self.peak_kib = max(self.peak_kib, sum(_status_kib(pid, "VmRSS:") for pid in pids))
         for pid in pids:
             self.hwm_kib[pid] = max(self.hwm_kib.get(pid, 0), _status_kib(pid, "VmHWM:"))

@@ -4,7 +4,8 @@ The golden set (with its catalog) runs through ``fmquality run`` on each engine,
 process (``python -m bench.engines --measure ENGINE``) so that its peak memory is its own:
 
   offline   the offline judge: wall time of the command (``cli.main``, imports done) and peak
-            resident set of the command's processes together (``cores.TreeMemory``: the direct engine
+            resident set of the command's processes together (``cores.TreeMemory``, sampled from the
+            bench's own process so that sampling takes no time from the measured one: the direct engine
             scores in worker processes), with the direct engine also at one worker (``--workers 1``,
             the engine the first measurements compared against); the item results of the engines
             must be the same
@@ -61,11 +62,10 @@ def measure(engine: str, judge: str, dataset: str, catalog: str, endpoint: str |
                 "--out", str(out), "--run-id", f"bench-{engine}", "--quiet", "--cache-dir", str(Path(tmp) / "verdicts")]
         argv += ["--workers", str(workers)] if workers else []
         started = time.perf_counter()
-        with open(os.devnull, "w", encoding="utf-8") as sink, contextlib.redirect_stdout(sink), \
-                TreeMemory() as memory:
+        with open(os.devnull, "w", encoding="utf-8") as sink, contextlib.redirect_stdout(sink):
             code = main(argv)
         wall = time.perf_counter() - started
-        peak = max(round(memory.peak_kib / 1024, 1), _peak_rss_mb())
+        peak = _peak_rss_mb()  # this process's own; _run_engine samples the tree (workers) from outside
         rows = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
                 if line.strip()] if (out / "results.jsonl").exists() else []
     return {"engine": engine, "judge": judge, "workers": workers, "exit_code": code, "wall_s": round(wall, 3), "peak_rss_mb": peak,
@@ -80,8 +80,14 @@ def _run_engine(engine: str, judge: str, args: argparse.Namespace, out: Path, en
     command += ["--workers", str(workers)] if workers else []
     if endpoint:
         command += ["--endpoint", endpoint]
-    subprocess.run(command, cwd=ROOT, check=True)
-    return json.loads(out.read_text(encoding="utf-8"))
+    # The process tree's memory is sampled from here: sampling inside the measured process would take
+    # the GIL from an engine that runs on threads (the state machine) and slow it down.
+    with subprocess.Popen(command, cwd=ROOT) as child, TreeMemory(root=child.pid) as memory:
+        if child.wait() != 0:
+            raise subprocess.CalledProcessError(child.returncode, command)
+    row = json.loads(out.read_text(encoding="utf-8"))
+    row["peak_rss_mb"] = max(row["peak_rss_mb"], round(memory.peak_kib / 1024, 1))
+    return row
 
 
 def _compared(direct: dict[str, Any], machine: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,8 @@ baselines and the metrics the alarms watch."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,9 @@ FIXTURES = REPO / "tests" / "fixtures"
 GOLDEN = REPO / "datasets" / "mangaassist" / "golden.jsonl"
 CATALOG = REPO / "datasets" / "mangaassist" / "catalog.json"
 FAST = {"retry_wait_cap_s": 0.01}
+# One scorer task per dimension, as a judge that calls a model runs (a judge that makes no calls
+# defaults to one ScoreCase task per item).
+PER_DIMENSION = {**FAST, "judge_mode": "per_dimension"}
 
 
 def _results(outcome) -> dict[str, dict[str, Any]]:
@@ -50,6 +55,23 @@ def test_moto_hooks_still_fit_the_pinned_moto():
     check_moto_compatibility()  # raises MotoHookError naming what moved
 
 
+def test_the_local_engine_leaves_out_moto_batch_integration_and_a_batch_task_says_so():
+    # A fresh interpreter: in this one another test may already have imported moto's own module.
+    probe = (
+        "import sys\n"
+        "from fmquality.engines.moto_hooks import check_moto_compatibility, _BATCH_TASKS\n"
+        "from fmquality.domain.errors import MotoHookError\n"
+        "check_moto_compatibility()\n"
+        "import moto.stepfunctions.parser.models\n"
+        "try:\n"
+        "    sys.modules[_BATCH_TASKS].StateTaskServiceBatch()\n"
+        "except MotoHookError as exc:\n"
+        "    print('refused:', 'Batch' in str(exc))\n"
+        "print('ec2 loaded:', 'moto.ec2' in sys.modules)\n")
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert shown.split("\n")[:2] == ["refused: True", "ec2 loaded: False"]
+
+
 def test_good_dataset_passes_and_lands_in_dynamodb_and_s3(tmp_path):
     stored: dict[str, Any] = {}
 
@@ -61,7 +83,8 @@ def test_good_dataset_passes_and_lands_in_dynamodb_and_s3(tmp_path):
         )["Items"] if "run_id" in stored else []
         stored["keys"] = [o["Key"] for o in client("s3").list_objects_v2(Bucket=local_engine.BUCKET_NAME)["Contents"]]
 
-    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", run_id="good-run", inspect_aws=inspect, **FAST)
+    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", run_id="good-run", inspect_aws=inspect,
+                                  **PER_DIMENSION)
     assert outcome.status == "SUCCEEDED" and outcome.error is None
     assert outcome.run_id == "good-run"
     assert set(_results(outcome)) == {"faq-returns-good", "pq-uzumaki-good"}
@@ -72,6 +95,16 @@ def test_good_dataset_passes_and_lands_in_dynamodb_and_s3(tmp_path):
     # every Lambda role ran, through the real handlers
     assert {"prepare", "relevance", "factual_accuracy", "consistency", "fluency", "composite",
             "aggregate"} <= set(outcome.lambda_calls)
+
+
+def test_a_judge_that_makes_no_calls_scores_each_item_in_one_task_with_the_same_results():
+    per_dimension = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", run_id="fanned", **PER_DIMENSION)
+    default = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", run_id="one-task", **FAST)
+    assert default.report["judge_mode"] == "combined" and per_dimension.report["judge_mode"] == "per_dimension"
+    assert "score_case" in default.lambda_calls and "relevance" not in default.lambda_calls
+    same = ("passed", "composite_score", "failure_reasons")
+    assert {t: [r[k] for k in same] for t, r in _results(default).items()} == \
+        {t: [r[k] for k in same] for t, r in _results(per_dimension).items()}
 
 
 def test_cli_writes_outputs_and_records_the_execution(tmp_path):
@@ -107,7 +140,7 @@ def test_judge_throttling_twice_is_retried_by_the_asl_and_the_item_is_scored(mon
         return real(event)
 
     _replace_handler(monkeypatch, "score_dimension", flaky_relevance)
-    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", **FAST)
+    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", **PER_DIMENSION)
     assert attempts["pq-uzumaki-good"] == 3 and attempts["faq-returns-good"] == 1
     result = _results(outcome)["pq-uzumaki-good"]
     assert result["status"] == "scored" and result["dimension_scores"]["relevance"]["status"] == "scored"
@@ -121,7 +154,7 @@ def test_a_scorer_that_always_fails_gives_an_error_record_and_the_gate_fails_clo
         return real(event)
 
     _replace_handler(monkeypatch, "score_dimension", broken_fluency)
-    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", **FAST)
+    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", **PER_DIMENSION)
     results = _results(outcome)
     assert set(results) == {"faq-returns-good", "pq-uzumaki-good"}  # nothing lost
     errored = results["faq-returns-good"]

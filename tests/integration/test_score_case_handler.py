@@ -41,6 +41,9 @@ def test_the_rubric_mode_is_the_default_with_its_concurrency(aws, lambda_context
     monkeypatch.setenv("DEFAULT_MAX_CONCURRENCY", "3")
     monkeypatch.setenv("DEFAULT_COMBINED_MAX_CONCURRENCY", "10")
     put_dataset(aws.s3, CASES)
+    free = _prepare(lambda_context, execution_name="free")  # a scripted judge: no calls to spread
+    assert (free["judge_mode"], free["max_concurrency"]) == ("combined", 10)
+    monkeypatch.setenv("JUDGE", "bedrock")
     plain = _prepare(lambda_context, execution_name="plain")
     assert (plain["judge_mode"], plain["max_concurrency"]) == ("per_dimension", 3)
     combined = _prepare(lambda_context, execution_name="combined", rubric=_combined_rubric_uri(aws.s3))
@@ -86,6 +89,18 @@ def test_a_scheme_that_does_not_judge_combined_runs_per_dimension(rubric):
     assert run_judge_mode("combined", loaded) == "per_dimension"
     assert run_judge_mode(None, load_rubric()) == "per_dimension"  # MangaAssist's rubric default
     assert run_judge_mode("combined", load_rubric()) == "combined"
+    assert run_judge_mode(None, loaded, "offline") == "per_dimension"  # the scheme cannot, whoever judges
+
+
+def test_a_judge_that_makes_no_calls_scores_each_item_in_one_task_unless_asked_otherwise():
+    from fmquality.config.rubric import load_rubric
+    from fmquality.run.prepare import run_judge_mode
+
+    rubric = load_rubric()  # judge.mode: per_dimension
+    assert run_judge_mode(None, rubric, "offline") == "combined"
+    assert run_judge_mode(None, rubric, "scripted") == "combined"
+    assert run_judge_mode(None, rubric, "bedrock") == "per_dimension"
+    assert run_judge_mode("per_dimension", rubric, "offline") == "per_dimension"
 
 
 # ---- ScoreCase ------------------------------------------------------------------------------------

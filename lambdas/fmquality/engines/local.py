@@ -226,6 +226,9 @@ def _install_baseline(client: Callable[[str], Any], report: dict[str, Any], data
 
 def _wait(sfn: Any, execution_arn: str, timeout_s: float) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
+    # Each poll goes through botocore and moto and holds the GIL the execution's threads need: poll
+    # often at first (short runs), then at most every 0.1 s.
+    pause = 0.01
     while True:
         described = sfn.describe_execution(executionArn=execution_arn)
         if described["status"] != "RUNNING":
@@ -233,7 +236,8 @@ def _wait(sfn: Any, execution_arn: str, timeout_s: float) -> dict[str, Any]:
         if time.monotonic() > deadline:
             sfn.stop_execution(executionArn=execution_arn, error="LocalTimeout", cause=f"no result in {timeout_s} s")
             return sfn.describe_execution(executionArn=execution_arn)
-        time.sleep(0.02)
+        time.sleep(pause)
+        pause = min(0.1, pause * 1.5)
 
 
 def _history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:

@@ -12,6 +12,9 @@
   (building a new parser each time); the parse is a pure function of the path, so it is kept.
 * ``compressed_retry_waits``: moto's Step Functions engine really sleeps for a Retry's interval; tests
   shrink those sleeps so a retried item does not cost seconds.
+* ``batch_tasks_left_out``: moto's interpreter imports every service integration it knows; its Batch
+  one imports moto's Batch and EC2 models, which load EC2's region and instance-type catalogs (0.5 s
+  of every local run). Our definition has no Batch task, so a stand-in takes that module's place.
 
 moto is pinned in requirements-dev.txt. ``check_moto_compatibility`` fails loudly (and a test calls it)
 if an upgrade moves either attribute, instead of the local engine silently returning canned payloads.
@@ -25,6 +28,7 @@ import importlib
 import inspect
 import io
 import json
+import sys
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -65,7 +69,28 @@ def _retrier_module():
                       "moto's Step Functions retrier module")
 
 
+_BATCH_TASKS = "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_batch"
+
+
+def batch_tasks_left_out() -> None:
+    """Put a stand-in for moto's Step Functions Batch integration in its place, before moto's
+    interpreter is imported (nothing changes once moto's own is loaded). The stand-in's task refuses
+    to run, so a definition with a Batch task fails loudly instead of running without it."""
+    if _BATCH_TASKS in sys.modules:
+        return
+
+    class StateTaskServiceBatch:  # the name moto's task factory imports
+        def __init__(self, *_args: Any, **_kwargs: Any) -> None:
+            raise MotoHookError("the local engine leaves out moto's Batch task integration "
+                                "(fmquality/engines/moto_hooks.py): a Batch task cannot run locally")
+
+    stand_in = types.ModuleType(_BATCH_TASKS)
+    stand_in.StateTaskServiceBatch = StateTaskServiceBatch  # type: ignore[attr-defined]
+    sys.modules[_BATCH_TASKS] = stand_in
+
+
 def check_moto_compatibility() -> None:
+    batch_tasks_left_out()
     backend = _simple_backend_class()
     params = list(inspect.signature(backend.invoke).parameters)
     if params != EXPECTED_INVOKE_PARAMETERS:

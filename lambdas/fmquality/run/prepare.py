@@ -240,10 +240,17 @@ def rejection_message(source: str, errors: list[LineError], rejected_uri: str) -
             f"valid ones):\n" + "\n".join(lines))
 
 
-def run_judge_mode(requested: str | None, rubric: Rubric) -> str:
-    """The run's judge mode: the one asked for, else the rubric's; per_dimension whatever is asked
-    when the rubric's scheme does not judge combined (its dimensions need their own prompts)."""
-    mode = requested or rubric.judge.mode
+# Judges that compute their verdicts instead of calling a model: fanning an item out to one task per
+# dimension spreads no calls for them, it only runs more states (the scores are the same either way).
+_NO_CALL_JUDGES = frozenset({"offline", "scripted"})
+
+
+def run_judge_mode(requested: str | None, rubric: Rubric, judge: str | None = None) -> str:
+    """The run's judge mode: the one asked for, else the rubric's, except that a judge that makes no
+    calls (``judge``: offline, scripted) scores each item in one task unless per_dimension is asked
+    for by name; per_dimension whatever is asked when the rubric's scheme does not judge combined
+    (its dimensions need their own prompts)."""
+    mode = requested or ("combined" if judge in _NO_CALL_JUDGES else rubric.judge.mode)
     if mode != "combined":
         return mode
     try:
@@ -251,8 +258,9 @@ def run_judge_mode(requested: str | None, rubric: Rubric) -> str:
     except ProfileError:  # every item says so in its error record; the mode does not matter then
         combined = False
     if not combined:
-        logger.warning("judge mode combined asked for, but profile %s does not judge combined: per_dimension",
-                       rubric.profile)
+        if requested == "combined":
+            logger.warning("judge mode combined asked for, but profile %s does not judge combined: per_dimension",
+                           rubric.profile)
         return "per_dimension"
     return mode
 
@@ -405,7 +413,7 @@ def prepare_run(request: ExecutionInput, settings: PrepareSettings, s3: S3Store,
     rubric = parse_rubric(_read(s3, request.rubric, "rubric"), request.rubric) if request.rubric else load_rubric()
     check_judge_is_not_generator(settings.judge_model_for(rubric),
                                  {"target": targets.specs["candidate"], "control": targets.specs["control"]}, clients)
-    judge_mode = run_judge_mode(request.judge_mode, rubric)
+    judge_mode = run_judge_mode(request.judge_mode, rubric, settings.judge)
     storage = BucketStorage(s3, settings.bucket)
     replay = None
     if request.replay is None:

@@ -223,3 +223,64 @@ def test_an_amount_worked_out_beside_the_products_own_price_is_arithmetic():
               "$4.80, which makes that volume effectively $4.80 instead of $11.99.")
     assert "price_contradiction" not in check(worked)
     assert "price_contradiction" in check("**Lumen Drifters, Vol. 5** is $4.80 right now.")
+
+
+# --- a fourth blind hold-out: a late order that shipped, the cart's amount, a deposit, extras ------------
+
+
+def test_a_delayed_order_with_a_ship_date_has_shipped():
+    order = {"session_date": "2024-12-18", "order": {"order_id": "MA-1", "status": "delayed", "ship_date": "2024-12-13",
+                                                     "eta": "2024-12-20"}}
+    def check(response: str, page=order):
+        return rules(factual_accuracy.check(TestCase.model_validate({
+            "test_id": "t-1", "intent": "order_tracking", "query": "where is it?", "response": response,
+            "page_context": page}), None))
+    assert "order_contradiction" not in check("It shipped Dec 13, but it's running late: new estimate Dec 20.")
+    unshipped = {**order, "order": {**order["order"], "ship_date": None}}
+    assert "order_contradiction" in check("It shipped Dec 13, but it's running late.", unshipped)
+
+
+def test_the_carts_amount_is_not_a_products_price():
+    cart = {"cart": {"items": [{"title": "Cat Cafe, Vol. 2", "price": 9.99}], "subtotal": 31.97, "currency": "USD"}}
+    vol3 = [{"asin": "B0CATCAFE3", "title": "Cat Cafe, Vol. 3", "price": 9.99, "currency": "USD", "availability": "in_stock"}]
+    def check(response: str):
+        return rules(factual_accuracy.check(TestCase.model_validate({
+            "test_id": "t-2", "intent": "promotion", "query": "how much more until free shipping?", "response": response,
+            "catalog": vol3, "page_context": cart}), None))
+    assert "price_contradiction" not in check("Your cart is at $31.97; Cat Cafe, Vol. 3 would get you over the line.")
+    assert "price_contradiction" in check("Cat Cafe, Vol. 3 is $12.99 and would get you over the line.")
+
+
+def test_a_deposit_worked_out_on_its_own_line_under_the_products_price():
+    box = [{"asin": "B0VELVETBX", "title": "Velvet Static Complete Box Set", "price": 90.0, "currency": "USD",
+            "availability": "preorder"}]
+    def check(response: str):
+        return rules(factual_accuracy.check(TestCase.model_validate({
+            "test_id": "t-3", "intent": "checkout_help", "query": "How does the deposit work?", "response": response,
+            "catalog": box, "retrieved_chunks": ["Limited box sets: a 20% deposit is charged at order."]}), None))
+    assert "price_contradiction" not in check(
+        "**Velvet Static Complete Box Set** ($90.00):\n1. At order: 20% deposit → **$18.00**\n2. When it ships: the remaining **$72.00**")
+    assert "price_contradiction" in check("**Velvet Static Complete Box Set** is $80.00.")
+
+
+def test_a_category_word_for_extras_is_no_invented_perk():
+    from fmquality.schemes.mangaassist.factual_accuracy.signal import invented_perk
+    chunks = ["特装版：描き下ろし小冊子、アクリルキーホルダー付き。"]
+    case = TestCase.model_validate({"test_id": "t-4", "intent": "product_question", "locale": "ja-JP",
+                                    "query": "特装版には何が付いてきますか？", "response": "x", "retrieved_chunks": chunks})
+    assert invented_perk(case, "特装版には次の特典が付属いたします。・描き下ろし小冊子・アクリルキーホルダー") is None
+    assert invented_perk(case, "特装版には特典としてポストカードが付属いたします。") is not None
+
+
+def test_a_series_length_belongs_to_the_title_named_just_before_it():
+    titles = [{"asin": "B0LANTERN1", "title": "Lanternfall, Vol. 1", "title_ja": "灯籠の旅人 1", "price": 748, "currency": "JPY",
+               "availability": "in_stock", "series_volumes": 14},
+              {"asin": "B0STARDRG1", "title": "Star-Eating Dragon, Vol. 1", "title_ja": "星喰いの竜 1", "price": 693,
+               "currency": "JPY", "availability": "in_stock", "series_volumes": 21}]
+    def check(response: str):
+        return rules(factual_accuracy.check(TestCase.model_validate({
+            "test_id": "t-5", "intent": "recommendation", "locale": "ja-JP", "query": "完結したファンタジーは？",
+            "response": response, "catalog": titles}), None))
+    assert "attribute_contradiction" not in check("『灯籠の旅人』は連載中、『星喰いの竜』は全21巻のため外しております。")
+    assert "attribute_contradiction" in check("『灯籠の旅人』は全21巻で完結しています。")
+    assert "attribute_contradiction" in check("**Lanternfall** is complete at **21 volumes**.")  # markup kept in place

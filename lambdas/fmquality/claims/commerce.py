@@ -244,6 +244,11 @@ def check_amounts(case: TestCase, reading: Reading, claims: list[PriceClaim]) ->
     report = AmountReport()
     pool = amounts_in_play(case, reading)
     knowledge_amounts = {q.value for chunk in case.retrieved_chunks for q in extract_quantities(chunk)}
+    # What the page shows (a cart's subtotal, an order's total) is the page's amount, whatever product
+    # the sentence also names ("your cart is at $31.97 ... Vol. 3 would get you over the line").
+    page = AmountsInPlay()
+    page.add_structure(case.page_context.model_dump(exclude_none=True), "JPY" if case.is_japanese else "USD")
+    knowledge_amounts |= {a for amounts in page.money.values() for a in amounts if a >= 1}
     written = written_arithmetic(reading.norm, [c.price for c in claims])
     for arithmetic in written:
         if arithmetic.correct:
@@ -278,16 +283,25 @@ def check_amounts(case: TestCase, reading: Reading, claims: list[PriceClaim]) ->
     return report
 
 
+_WORKED_OUT = re.compile(r"%|\bdeposit|\bremaining\b|\bbalance\b|\bthe rest\b|\bdifference\b|\bmore\b|\bless\b|\bsave|"
+                         r"頭金|内金|残り|残額|差額|割引|お得")
+
+
 def _worked_out_beside_price(claim: PriceClaim, claims: list[PriceClaim], reading: Reading, pool: AmountsInPlay) -> bool:
-    """An amount that is not its product's price, in a sentence that also gives that price, and that a
-    difference or percentage of the answer's own amounts makes ("raises your total by $4.80, which
-    makes that volume effectively $4.80 instead of $11.99"): the answer's arithmetic, not a price."""
+    """An amount that is not its product's price, beside that price (in its sentence, or anywhere when
+    its line says how it is worked out), that a difference or percentage of the answer's own amounts
+    makes ("raises your total by $4.80, which makes that volume effectively $4.80 instead of $11.99"):
+    the answer's arithmetic, not a price."""
     prices = {p for i in claim.items for p in item_prices(i)}
     if not prices or any(close(p, claim.price.amount, claim.price.currency) for p in prices):
         return False
     index = reading.sentence_of(claim.price.start)
-    beside = any(reading.sentence_of(c.price.start) == index and any(close(p, c.price.amount, c.price.currency) for p in prices)
-                 for c in claims if c is not claim)
+    stated = [c for c in claims if c is not claim and any(close(p, c.price.amount, c.price.currency) for p in prices)]
+    # The price in the same sentence, or anywhere in the answer when the amount's own line says how it
+    # is worked out ("1. At order: 20% deposit → $18.00" under "Box Set ($90.00)").
+    line_start = reading.norm.rfind("\n", 0, claim.price.start) + 1
+    line = reading.norm[line_start:claim.price.start]
+    beside = any(reading.sentence_of(c.price.start) == index for c in stated) or (stated and _WORKED_OUT.search(line))
     return beside and pool.with_amounts(c.price for c in claims if c is not claim).derives(claim.price.amount, claim.price.currency)
 
 
@@ -302,7 +316,7 @@ def _check_catalog_price(claim: PriceClaim, report: AmountReport, pool: AmountsI
              for i in items for p in item_prices(i)):
         report.agree.append(f"{price.text} = catalog price of {items[0].title}")
     elif price.amount in knowledge_amounts:
-        report.agree.append(f"{price.text} for {items[0].title} is the retrieved knowledge's (a promotion)")
+        report.agree.append(f"{price.text} for {items[0].title} is the knowledge's or the page's (a promotion, a cart)")
     elif pool.explains_as_total(price.amount, price.currency) is not None:
         return True
     else:

@@ -160,10 +160,15 @@ def attribute_accuracy(reading: Reading, report: CheckReport) -> None:
                 right.append(f"{items[0].title} by {claimed}: matches the catalog")
             elif None not in same:
                 wrong.append(f"{items[0].title} attributed to {claimed}; the catalog's author is {items[0].author}")
-        plain = re.sub(r"[*_]", "", reading.norm[start:end])  # "complete at **42 volumes**"
+        raw = reading.norm[start:end]
+        kept = [i for i, ch in enumerate(raw) if ch not in "*_"]  # where each character of plain stands in raw
+        plain = "".join(raw[i] for i in kept)  # "complete at **42 volumes**"
         for match in VOLUME_COUNT.finditer(plain):
             stated = int(next(g for g in match.groups() if g))
-            items = [i for i in reading.attach(start) if _volume_count(i) is not None]
+            # The count is about the product named nearest before it ("『灯籠の旅人』は連載中、『星喰いの竜』は
+            # 全21巻"), not the sentence's first: its place in the sentence, markup put back.
+            at = start + kept[match.start()]
+            items = [i for i in reading.attach(at) if _volume_count(i) is not None]
             other_edition = [w for w in _EDITION_WORDS.findall(reading.norm[start:end])
                              if not any(w in normalize(t) for i in items for t in (i.title, i.title_ja or ""))]
             if not items or other_edition:

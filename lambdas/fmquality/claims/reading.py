@@ -192,13 +192,17 @@ class Reading:
         named = {a for m in self.mentions_in(index) for a in m.asins} | ({self.focus} if self.focus else set())
         return self.items([a for a in self.in_play if a not in named])
 
+    @cached_property
+    def _apart(self) -> dict[str, set[str]]:
+        """The words that tell each product in play from the others (read once)."""
+        return distinct_words(self.items(self.in_play))
+
     def _nearest_told_apart(self, pos: int, index: int) -> list[CatalogItem]:
-        start = self.spans[index][0]
-        before = self.norm[start:pos]
-        listed = self.items(self.in_play)
+        """The product(s) in play whose own word comes last before ``pos`` in its sentence; [] for none."""
+        before = self.norm[self.spans[index][0]:pos]
         best: tuple[int, list[CatalogItem]] = (-1, [])
-        for item, words in zip(listed, (distinct_words(listed).get(i.asin, set()) for i in listed)):
-            for word in words:
+        for item in self.items(self.in_play):
+            for word in self._apart.get(item.asin, ()):
                 at = last_word_position(word, before)
                 if at is not None and at > best[0]:
                     best = (at, [item])

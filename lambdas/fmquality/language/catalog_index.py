@@ -334,9 +334,9 @@ def _editions_named(case: "TestCase", named: list[str]) -> list[str]:
         title = normalize(item.title)
         if item.asin in named:
             continue
-        for base in bases:
+        for base in (b for b in bases if title.startswith(b)):
             extra = {w for w in re.findall(r"[a-z]{3,}", title[len(base):]) if w not in ENGLISH_STOPWORDS}
-            if title.startswith(base) and extra and any(_word_in(w, t) for w in extra for t in texts):
+            if any(_word_in(w, t) for w in extra for t in texts):
                 out.append(item.asin)
                 break
     return out

@@ -18,10 +18,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
+from collections.abc import Callable
 from functools import lru_cache
 
 from fmquality.language.alignment import comparable_pairs, read_units
 from fmquality.claims.charge_timing import timing_flips
+from fmquality.claims.arithmetic import AmountsInPlay
 from fmquality.claims.commerce import amounts_in_play
 from fmquality.claims.reading import Reading, reading_of
 from fmquality.language.negation import EXCEPTION_CLAUSE, conditions_in, expand_contractions, is_conditional
@@ -124,7 +126,7 @@ def _known_values(case: TestCase) -> set[tuple[str, str]]:
     return {(f"policy:{n.topic}:{n.unit}", f"{n.low:g}") for n in knowledge_policies(case) if n.low == n.high}
 
 
-def _worked_out_beside(case: TestCase, reading: Reading, a: ValueStatement, b: ValueStatement,
+def _worked_out_beside(pool: Callable[[], AmountsInPlay], a: ValueStatement, b: ValueStatement,
                        known: set[tuple[str, str]]) -> bool:
     """One of two amounts is the knowledge's own value and the other what the answer's arithmetic
     makes of the amounts in play (the 130円 still missing to the 2,000円 minimum): arithmetic beside
@@ -132,8 +134,7 @@ def _worked_out_beside(case: TestCase, reading: Reading, a: ValueStatement, b: V
     unit = a.subject.rsplit(":", 1)[-1]
     if unit not in ("usd", "jpy"):
         return False
-    pool = amounts_in_play(case, reading).with_amounts(extract_prices(reading.text))
-    return any((x.subject, x.value) in known and pool.derives(float(y.value), unit.upper()) for x, y in ((a, b), (b, a)))
+    return any((x.subject, x.value) in known and pool().derives(float(y.value), unit.upper()) for x, y in ((a, b), (b, a)))
 
 
 def _intra_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
@@ -141,10 +142,11 @@ def _intra_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     # Two values the retrieved knowledge itself gives one subject (the usual 1% and a campaign's 2%)
     # are the knowledge's distinction, not the answer contradicting itself.
     known = _known_values(case)
+    pool = lru_cache(maxsize=1)(lambda: amounts_in_play(case, reading).with_amounts(extract_prices(reading.text)))
     found = [f"{_subject_name(a)} is stated as {a.shown!r} and as {b.shown!r}"
              for a, b in conflicting_values(statements, statements)
              if not {(a.subject, a.value), (b.subject, b.value)} <= known
-             and not _worked_out_beside(case, reading, a, b, known)]
+             and not _worked_out_beside(pool, a, b, known)]
     found += permission_flips(reading.text, case.query)
     found += order_status_flips(case, reading)
     found += timing_flips(reading.text)
@@ -266,7 +268,7 @@ def _recited_persona(name: str) -> re.Pattern[str]:
 _ASKED_WHAT_IT_IS = re.compile(
     r"\b(?:are you|r u|is this|am i (?:talking|chatting|speaking) (?:to|with))\b[^.?!]{0,30}"
     r"\b(?:human|person|people|real|bot|robot|ai|a\.i\.|machine|automated|computer)\b"
-    r"|(?:人間|人|AI|ＡＩ|ボット|ロボット|機械|人工知能|スタッフ)(?:さん)?(?:です|でしょう|なの|なん)")
+    r"|(?:人間|AI|ＡＩ|ボット|ロボット|機械|人工知能|スタッフ)(?:さん)?(?:です|でしょう|なの|なん)")
 _AI_ASSISTANT_KNOWN = re.compile(r"\b(?:ai|virtual|automated)(?: shopping)? assistant\b|(?:AI|ＡＩ|人工知能)[^。]{0,10}アシスタント")
 # What an honest answer may call itself; a language model, its vendor, its training or its prompt stay breaks.
 _PLAIN_MACHINE = re.compile(r"(?:\b(?:ai|a\.i\.|artificial intelligence|bot|chatbot|virtual agent)|AI|ＡＩ|人工知能|ボット)"

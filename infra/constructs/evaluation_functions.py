@@ -207,8 +207,9 @@ class EvaluationFunctions(Construct):
         )
 
     def _score_case(self, judge_statements: list[iam.PolicyStatement]) -> lambda_.Function:
-        """ScoreCase: every dimension of an item, ONE combined judge call. The scorers' grants exactly
-        (the run's rubric, the verdict cache, the judge model): it does their work in one invocation."""
+        """ScoreCase: every dimension of an item, ONE combined judge call, then the item's result. The
+        scorers' grants (the run's rubric, the verdict cache, the judge model) and Composite's (the item
+        result): it does their work in one invocation."""
         storage = self._storage
         return self.kit.function(
             self,
@@ -224,6 +225,7 @@ class EvaluationFunctions(Construct):
                 statement("ReadRunRubric", ["s3:GetObject"], [storage.runs_arn()]),
                 storage.table_statement("VerdictCache", ["dynamodb:GetItem", "dynamodb:PutItem"],
                                         [VERDICT_PK_PREFIX]),
+                storage.table_statement("WriteItemResult", ["dynamodb:PutItem"], [RUN_PK_PREFIX]),
                 *judge_statements,
             ],
         )

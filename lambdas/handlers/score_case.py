@@ -1,10 +1,11 @@
-"""ScoreCase: every dimension of one item with ONE combined judge call (the run's judge mode "combined").
+"""ScoreCase: every dimension of one item with ONE combined judge call (the run's judge mode "combined"),
+then the item's composite and result, recorded as Composite records them.
 
 Each dimension's checks run as in the per-dimension scorers; the sub-scores they left open go to the
-judge in one request and are split back per dimension (``fmquality.scoring.case.score_dimensions``),
-so the output's ``scores`` has the Parallel's shape (one DimensionScore per dimension of the run
-rubric's profile) and Composite and the error path are the same in both modes. The output is the
-Map item's state with ``scores`` added: the ASL uses it as the state (OutputPath).
+judge in one request and are split back per dimension (``fmquality.scoring.case.score_dimensions``):
+one DimensionScore per dimension of the run rubric's profile, the Parallel's shape, which Composite's
+own ``record`` weighs and stores. The output is Composite's small summary, what the Map collects. One
+task and one invocation per item instead of two (a deployed run pays per state transition).
 
 Judge throttling that outlived the judge's own retries raises ``JudgeThrottled`` so the state
 machine's Retry (backoff with full jitter) tries the task again later; anything else the Catch
@@ -19,13 +20,15 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from fmquality.adapters.dynamodb import EvaluationTable
 from fmquality.domain.errors import JudgeThrottled
 from fmquality.domain.scores import DimensionScore, JudgeUsage
 from fmquality.schemes import scheme_for
 from fmquality.scoring.case import score_dimensions
-from handlers import judge_for, run_rubric
+from handlers import aws_client, judge_for, run_rubric
+from handlers.composite import record, summary
 from handlers.env import FunctionEnv, load_env
-from handlers.events import ScoreCaseEvent, check_category
+from handlers.events import ScoreCaseEvent, check_category, parse_composite_event
 
 logger = Logger()
 tracer = Tracer()
@@ -71,6 +74,8 @@ def score(event: ScoreCaseEvent, env: FunctionEnv) -> list[DimensionScore]:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    scores = score(ScoreCaseEvent.model_validate(event), load_env(FunctionEnv))
-    # The state as it came (not re-serialized), so Composite reads the item exactly as the Parallel path gives it.
-    return {**event, "scores": [s.model_dump(mode="json") for s in scores]}
+    env = load_env(FunctionEnv)
+    scores = score(ScoreCaseEvent.model_validate(event), env)
+    # The state as it came, with the scores, read as Composite reads the Parallel's output.
+    scored = parse_composite_event({**event, "scores": [s.model_dump(mode="json") for s in scores]})
+    return summary(record(scored, EvaluationTable(env.table_name, aws_client("dynamodb"))))

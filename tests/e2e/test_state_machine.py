@@ -185,14 +185,16 @@ def test_skip_invalid_puts_bad_lines_in_the_rejected_file_and_runs_the_rest(tmp_
     assert sorted(results) == ["faq-returns-good", "pq-2"]
 
 
-def test_an_item_run_twice_by_a_retry_leaves_one_result(monkeypatch):
-    """Composite writes its result, then the invocation fails as a Lambda service error: the ASL's
-    Retry runs Composite again for the same item. The result is keyed, so it is replaced, not added."""
+@pytest.mark.parametrize(("recorder", "options"), [("composite", PER_DIMENSION), ("score_case", FAST)])
+def test_an_item_run_twice_by_a_retry_leaves_one_result(monkeypatch, recorder, options):
+    """Composite (or ScoreCase, which records a combined item itself) writes its result, then the
+    invocation fails as a Lambda service error: the ASL's Retry runs it again for the same item. The
+    result is keyed, so it is replaced, not added."""
     service_error = type("Lambda.ServiceException", (Exception,), {})
     calls: dict[str, int] = {}
     stored: dict[str, int] = {}
 
-    def composite_then_fail(event, _dimension, real):
+    def record_then_fail(event, _dimension, real):
         result = real(event)
         test_id = event["item"]["test_id"]
         calls[test_id] = calls.get(test_id, 0) + 1
@@ -206,9 +208,9 @@ def test_an_item_run_twice_by_a_retry_leaves_one_result(monkeypatch):
             ExpressionAttributeValues={":pk": {"S": "RUN#twice"}, ":r": {"S": "RESULT#"}}, Select="COUNT",
         )["Count"]
 
-    _replace_handler(monkeypatch, "composite", composite_then_fail)
+    _replace_handler(monkeypatch, recorder, record_then_fail)
     outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", run_id="twice",
-                                  inspect_aws=count_results, **FAST)
+                                  inspect_aws=count_results, **options)
     assert calls == {"faq-returns-good": 2, "pq-uzumaki-good": 2}
     assert stored["n"] == 2 and len(_results(outcome)) == 2
     assert outcome.report["total_cases"] == 2 and outcome.status == "SUCCEEDED"

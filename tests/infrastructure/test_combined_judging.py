@@ -35,14 +35,15 @@ def test_items_choose_their_scoring_path_by_the_run_judge_mode(definition):
     assert choice["Default"] == "ScoreDimensions"  # per_dimension, and anything unexpected
 
 
-def test_score_case_returns_the_state_with_scores_for_the_same_composite(definition):
+def test_score_case_records_the_item_itself_and_ends_its_branch(definition):
     states = _processor(definition)
     task = states["ScoreCase"]
     assert task["Type"] == "Task" and task["Resource"] == "arn:aws:states:::lambda:invoke"
     assert task["Parameters"] == {"FunctionName": "${ScoreCaseFunctionArn}", "Payload.$": "$"}
     assert task["OutputPath"] == "$.Payload"
-    # The Parallel puts its list at $.scores; ScoreCase returns the state with scores: one Composite.
-    assert task["Next"] == states["ScoreDimensions"]["Next"] == "Composite"
+    # One task per combined item: ScoreCase weighs and records; the Parallel's list still goes to Composite.
+    assert task.get("End") is True and "Next" not in task
+    assert states["ScoreDimensions"]["Next"] == "Composite"
     assert states["Composite"]["Parameters"]["Payload"]["scores.$"] == "$.scores"
 
 

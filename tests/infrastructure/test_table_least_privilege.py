@@ -18,7 +18,8 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
     "prepare": {"dynamodb:GetItem": {RUN, DATASET, CATALOG}, "dynamodb:PutItem": {RUN},
                 "dynamodb:Query": {CATALOG}},
     "generate": {},
-    "score_case": {"dynamodb:GetItem": {VERDICT}, "dynamodb:PutItem": {VERDICT}},  # a scorer of every dimension
+    # a scorer of every dimension, and Composite for the item
+    "score_case": {"dynamodb:GetItem": {VERDICT}, "dynamodb:PutItem": {VERDICT, RUN}},
     "composite": {"dynamodb:PutItem": {RUN}},
     # PutItem on REVIEW# too: a failed gate's failing items go to the review queue (issue 20).
     "aggregate": {"dynamodb:GetItem": {RUN}, "dynamodb:PutItem": {RUN, REVIEW}, "dynamodb:UpdateItem": {RUN},

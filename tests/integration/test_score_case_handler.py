@@ -1,6 +1,7 @@
 """Combined judging on AWS (issue 19), against moto: Prepare resolves the run's judge mode and the Map's
-concurrency for it; ScoreCase scores every dimension of an item with one judge call and hands Composite
-the Parallel's shape. The scripted judge (JUDGE=scripted) stands in for Bedrock."""
+concurrency for it; ScoreCase scores every dimension of an item with one judge call and records the
+item's result as Composite records the Parallel's output. The scripted judge (JUDGE=scripted) stands in
+for Bedrock."""
 
 from __future__ import annotations
 
@@ -116,35 +117,45 @@ def combined_item(aws, lambda_context) -> dict:
             "arm": "candidate", "item": json.loads(json.dumps(CASES[0])), "generation": None}
 
 
-def test_score_case_makes_one_judge_call_and_returns_the_state_with_every_dimension(combined_item, lambda_context,
-                                                                                   capsys):
+def _stored(aws, run_id: str):
+    from fmquality.adapters.dynamodb import EvaluationTable
+
+    (result,) = EvaluationTable(TABLE, aws.ddb).results_for_run(run_id)
+    return result
+
+
+def test_score_case_makes_one_judge_call_and_records_the_item_with_every_dimension(aws, combined_item, lambda_context,
+                                                                                  capsys):
     import handlers
-    from fmquality.domain.scores import DimensionScore
     from handlers.score_case import handler
 
     out = handler(json.loads(json.dumps(combined_item)), lambda_context)
-    # The state as it came, plus the Parallel's output: one DimensionScore per dimension, in profile order.
-    assert {k: v for k, v in out.items() if k != "scores"} == combined_item
-    scores = [DimensionScore.model_validate(s) for s in out["scores"]]
-    assert [s.dimension for s in scores] == ["relevance", "factual_accuracy", "consistency", "fluency", "safety"]
+    stored = _stored(aws, combined_item["run_id"])
+    # What the Map collects: Composite's summary of the recorded result.
+    assert out == {"test_id": CASES[0]["test_id"], "arm": "candidate", "status": stored.status,
+                   "passed": stored.passed, "composite_score": stored.composite_score}
+    assert list(stored.dimension_scores) == ["relevance", "factual_accuracy", "consistency", "fluency", "safety"]
     judge = handlers.judge_for("scripted", None)
     assert judge.calls == [(CASES[0]["test_id"], "combined")]
-    assert sum(s.judge_calls for s in scores) == 1  # the combined call counted once
+    assert stored.judge_calls == 1  # the combined call counted once
     emf = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line][-1]
     assert emf["JudgeCalls"] in (1, [1])
 
 
-def test_composite_takes_score_case_output_as_it_takes_the_parallel(combined_item, lambda_context):
+def test_score_case_records_what_composite_records_for_the_same_scores(aws, combined_item, lambda_context):
+    import handlers.score_case as score_case
     from handlers.composite import handler as composite
-    from handlers.score_case import handler as score_case
+    from handlers.env import FunctionEnv, load_env
+    from handlers.events import ScoreCaseEvent
 
-    state = score_case(combined_item, lambda_context)
-    summary = composite({k: state[k] for k in ("run_id", "bucket", "rubric_key", "item", "arm", "generation",
-                                               "scores")}, lambda_context)
-    assert summary["test_id"] == CASES[0]["test_id"] and summary["status"] == "scored"
+    scores = score_case.score(ScoreCaseEvent.model_validate(combined_item), load_env(FunctionEnv))
+    composite({**combined_item, "scores": [s.model_dump(mode="json") for s in scores]}, lambda_context)
+    by_composite = _stored(aws, combined_item["run_id"]).model_dump()
+    score_case.handler(combined_item, lambda_context)
+    assert _stored(aws, combined_item["run_id"]).model_dump() == by_composite
 
 
-def test_the_same_scores_as_combined_scoring_in_process(combined_item, lambda_context):
+def test_the_same_scores_as_combined_scoring_in_process(aws, combined_item, lambda_context):
     from fmquality.config.rubric import load_rubric
     from fmquality.domain.case import TestCase
     from fmquality.judges.scripted import ScriptedJudge
@@ -152,11 +163,11 @@ def test_the_same_scores_as_combined_scoring_in_process(combined_item, lambda_co
     from fmquality.scoring.case import score_dimensions
     from handlers.score_case import handler
 
-    out = handler(combined_item, lambda_context)
+    handler(combined_item, lambda_context)
     rubric = load_rubric()
     expected = score_dimensions(scheme_for(rubric), TestCase.model_validate(CASES[0]), rubric, ScriptedJudge(),
                                 mode="combined")
-    assert out["scores"] == [expected[d].model_dump(mode="json") for d in rubric.dimensions]
+    assert _stored(aws, combined_item["run_id"]).dimension_scores == {d: expected[d] for d in rubric.dimensions}
 
 
 class ThrottledCombinedJudge:

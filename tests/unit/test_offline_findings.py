@@ -25,6 +25,7 @@ def case(response: str, **fields) -> TestCase:
     ("It's unopened, so yes. Next time, please read the title more carefully.", "en-US", None),
     ("あるよ〜！新刊なら10%オフになるんだ。チェックしてみてね！", "ja-JP", "新刊の割引ってありますか？"),
     ("ご確認してくださいませでございます。お確かめになられてくださいませ。", "ja-JP", "注文できません。"),
+    ("あなたはそれを楽しむことができるでしょう。価格は770円です。", "ja-JP", "どんな漫画ですか？"),
 ])
 def test_a_register_defect_is_a_finding_at_the_lowest_level(rubric, response, locale, query):
     verdict = offline_verdict(case(response, locale=locale, **({"query": query} if query else {})), rubric, ["tone"])
@@ -62,6 +63,22 @@ def test_a_perk_no_evidence_mentions_is_a_finding(rubric):
     verdict = offline_verdict(case("We'll replace it, and every replacement comes with a free bookmark!",
                                    retrieved_chunks=chunks), rubric, ["no_hallucination"])
     assert verdict.sub_scores["no_hallucination"] == 0.0
+
+
+def test_an_art_book_no_evidence_mentions_is_a_perk_and_an_art_booklet_the_evidence_lists_is_not(rubric):
+    def finding(response: str, chunks: list[str]) -> float | None:
+        verdict = offline_verdict(case(response, intent="recommendation", query="Classic cyberpunk?",
+                                       retrieved_chunks=chunks), rubric, ["no_hallucination"])
+        return verdict.sub_scores.get("no_hallucination")
+    assert finding("Akira is $39.99, and this set even comes with an exclusive art book.", ["Akira: a Neo-Tokyo epic."]) == 0.0
+    assert finding("The collector's edition adds a slipcase and an art booklet.",
+                   ["Collector's edition: slipcase, art booklet."]) != 0.0
+
+
+def test_a_quoted_anata_is_someone_elses_words_not_the_answer_addressing_the_shopper(rubric):
+    verdict = offline_verdict(case("作中の名台詞「あなたは誰？」が印象的な作品です。ぜひお楽しみくださいませ。", locale="ja-JP",
+                                   query="どんな作品ですか？"), rubric, ["tone"])
+    assert verdict.sub_scores.get("tone") != 0.0
 
 
 def test_the_checks_date_hint_settles_no_hallucination(rubric):

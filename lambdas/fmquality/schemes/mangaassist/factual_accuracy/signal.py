@@ -82,7 +82,7 @@ def unsupported_specifics(claim: Unit, values: set[float], dates: list) -> list[
 # evidence's own extras under it.
 PERKS = re.compile(r"\b(?:bonus (?:item|gift|print|card|booklet|chapter|content|cover)|freebie|free gift|apology coupon|art print|poster|bookmark|"
                    r"postcard|shikishi|sticker|acrylic stand|tote bag|first[- ]print(?:ing)? (?:bonus|extra)|exclusive (?:cover|extra|"
-                   r"print|booklet|card))\b|おまけ|ノベルティ|ブックカバー|しおり|栞|ポストカード|色紙|ステッカー|"
+                   r"print|booklet|card)|art ?book)\b|おまけ|画集|ノベルティ|ブックカバー|しおり|栞|ポストカード|色紙|ステッカー|"
                    r"アクリルスタンド|クリアファイル|先着\d+名")
 
 

@@ -281,9 +281,15 @@ APOLOGY = re.compile(r"\b(?:sorry|apolog\w*|regret)\b|申し訳|ご迷惑|ご不
 _VAGUE = re.compile(r"\b(?:soon|shortly|a few days|some time|probably|maybe|i think|should be fine)\b|そのうち|たぶん|多分|おそらく")
 
 
+# The shopper addressed as あなた, 君 or お前: shop Japanese says お客様 or leaves the pronoun out (文化審議会
+# 「敬語の指針」: あなた is not used to a customer or a superior). Text in 「」 is someone else's words.
+_SECOND_PERSON_JA = re.compile(r"(?:あなた|貴方|お前|君)(?!様|方)(?=[はがのをにもへ])")
+_QUOTED_JA = re.compile(r"「[^」]*」|『[^』]*』")
+
+
 def tone_finding(case: TestCase, text: str) -> str | None:
     """A defect of register named by what was read: an impolite or blaming formula, English to a
-    shopper writing Japanese, casual plain speech or broken keigo to a Japanese shopper."""
+    shopper writing Japanese, casual plain speech, broken keigo or あなた to a Japanese shopper."""
     norm = normalize(text)
     rude = [p for p in IMPOLITENESS if p in norm] + [m.group(0) for m in (*_DO_IT_YOURSELF.finditer(norm), *_BLAME.finditer(norm))]
     if rude:
@@ -299,6 +305,9 @@ def tone_finding(case: TestCase, text: str) -> str | None:
             return f"{len(reg.plain)} of {reg.predicates} sentences in casual plain form to a shopper: {reg.plain[0][:30]!r}"
         if len(set(reg.keigo_misuse)) >= 2:
             return "misused keigo: " + ", ".join(dict.fromkeys(reg.keigo_misuse))
+        addressed = _SECOND_PERSON_JA.search(_QUOTED_JA.sub("", text))
+        if addressed:
+            return f"addresses the shopper as {addressed.group(0)!r} (a store says お客様, or no pronoun)"
     return None
 
 

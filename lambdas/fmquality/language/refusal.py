@@ -8,7 +8,8 @@ import re
 
 DECLINED = re.compile(
     r"\b(?:can(?:no|')t|cannot|unable|not able|won'?t|not allowed|not permitted|not authori[sz]ed|i'?m afraid|"
-    r"i'?m sorry|unfortunately|rather not|no such|contact (?:our )?customer (?:service|support))\b"
+    r"i'?m sorry|unfortunately|rather not|no such|contact (?:our )?customer (?:service|support)|"
+    r"(?:do not|don't|never) (?:share|reveal|disclose|discuss|give out))\b"
     r"|申し訳|できかね|できません|できない|いたしかねます|お受けできません|致しかねます|お答えできません|ご案内できません|控え",
     re.IGNORECASE)
 

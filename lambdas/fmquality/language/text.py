@@ -225,12 +225,18 @@ def segment_spans(text: str) -> list[tuple[int, int]]:
     ``split_sentences``. It does not cut "Vol. 1", "No. 5" or "12.99", so a product and its price
     stay in one segment."""
     norm = normalize(text or "")
+    # The text as written, where it lines up with the normalized one: its case tells a title's "!"
+    # ("Yotsuba&! at $13.99") from a sentence's end ("Great pick! At $13.99 ...").
+    cased = text if text and len(text) == len(norm) else None
     spans: list[tuple[int, int]] = []
     start = 0
     for i, char in enumerate(norm):
         cut = char in "\n。！？!?"
         if char in "!?" and _next_visible(norm, i + 1) in _NOT_A_SENTENCE_START:
             cut = False  # "よつばと!（Yotsuba to! / Yotsuba&!）": the mark belongs to a title
+        if char == "!" and cased is not None and i > 0 and norm[i - 1] in "&!abcdefghijklmnopqrstuvwxyz" \
+                and _next_visible(cased, i + 1).islower():
+            cut = False  # "Yotsuba&! at $13.99", "Haikyu!! is": a title's mark, the sentence goes on
         if char == "." and (i + 1 == len(norm) or norm[i + 1].isspace()):
             # Only the few characters before the mark are read: cost stays linear in the text.
             word = _WORD_BEFORE.search(norm, max(start, i - _LONGEST_ABBREVIATION - 1), i)

@@ -54,6 +54,7 @@ NAME = "consistency"
 # intra_turn: values and permissions stated both ways
 # --------------------------------------------------------------------------------------------------
 
+_CLAUSE_START = re.compile(r"[;；]|,\s*(?:and|but|while|whereas)\b|\b(?:but|whereas|while)\b|、(?:ただし|一方)")
 _MODAL = re.compile(r"\b(can|may|will|could)\s+(not\s+|never\s+)?(?:be\s+)?(?:[a-z]+ly\s+)?([a-z]{4,})")
 _JA_MODAL = re.compile(r"([\u4e00-\u9fff\u30a0-\u30ff]{2,6})(?:が|は|も|を)?(?:でき|いただけ|可能で|承れ)(ます|ません|す|ない)")
 
@@ -73,14 +74,20 @@ def permission_flips(text: str, query: str) -> list[str]:
     claims: dict[str, dict[bool, list[frozenset[str]]]] = defaultdict(lambda: {True: [], False: []})
     for sentence in split_sentences(text):
         norm = expand_contractions(normalize(sentence))
-        # What follows "unless" is an exception to the claim, not a condition of it.
-        conditions = conditions_in(EXCEPTION_CLAUSE.split(norm)[0])
-        if is_conditional(norm):
-            conditions = conditions | {"conditional"}
+        conditional = is_conditional(norm)
+
+        def conditions_of(start: int, end: int) -> frozenset[str]:
+            # The modal's own clause ("unopened items can be returned, and opened items cannot" gives
+            # each its own condition); what follows "unless" is an exception, not a condition.
+            before = _CLAUSE_START.split(norm[:start])[-1]
+            after = _CLAUSE_START.split(norm[end:])[0]
+            found = conditions_in(EXCEPTION_CLAUSE.split(before + norm[start:end] + after)[0])
+            return found | {"conditional"} if conditional else found
+
         for m in _MODAL.finditer(norm):
-            claims[f"{m.group(1)} {_stem_verb(m.group(3))}"][m.group(2) is None].append(conditions)
+            claims[f"{m.group(1)} {_stem_verb(m.group(3))}"][m.group(2) is None].append(conditions_of(m.start(), m.end()))
         for m in _JA_MODAL.finditer(norm):
-            claims[m.group(1)][m.group(2) not in ("ません", "ない")].append(conditions)
+            claims[m.group(1)][m.group(2) not in ("ません", "ない")].append(conditions_of(m.start(), m.end()))
     out: list[str] = []
     for claim, sides in claims.items():
         for yes in sides[True]:

@@ -287,6 +287,22 @@ _SECOND_PERSON_JA = re.compile(r"(?:あなた|貴方|お前|君)(?!様|方)(?=[�
 _QUOTED_JA = re.compile(r"「[^」]*」|『[^』]*』")
 
 
+_CASUAL_END = re.compile(r"(?:の|なの|かな|よね|だよ|じゃん|でしょ|だね|[ってで]た|んだ|だ)[？?！!〜ー]*$")
+
+
+def _writes_plain(query: str) -> bool:
+    """The shopper writes in plain form themselves (a child, a friend's tone): answering in kind is
+    accommodation, not a lapse of register (keigo misuse and あなた stay findings)."""
+    if japanese_share(query) <= 0.3:
+        return False
+    try:
+        reg = japanese.register(query)
+    except japanese.AnalyzerMissing:
+        return False
+    # Plain form, and a casual sentence ending (読んでた！, お話なの？): a tone, not a trailing clause (取れなくて…).
+    return bool(reg.plain) and not reg.polite and any(_CASUAL_END.search(p.strip()) for p in reg.plain)
+
+
 def tone_finding(case: TestCase, text: str) -> str | None:
     """A defect of register named by what was read: an impolite or blaming formula, English to a
     shopper writing Japanese, casual plain speech, broken keigo or あなた to a Japanese shopper."""
@@ -301,7 +317,7 @@ def tone_finding(case: TestCase, text: str) -> str | None:
             reg = japanese.register(text)
         except japanese.AnalyzerMissing:
             return None
-        if len(reg.plain) >= 2 and len(reg.plain) >= PLAIN_SHARE_FINDING * reg.predicates:
+        if len(reg.plain) >= 2 and len(reg.plain) >= PLAIN_SHARE_FINDING * reg.predicates and not _writes_plain(case.query):
             return f"{len(reg.plain)} of {reg.predicates} sentences in casual plain form to a shopper: {reg.plain[0][:30]!r}"
         if len(set(reg.keigo_misuse)) >= 2:
             return "misused keigo: " + ", ".join(dict.fromkeys(reg.keigo_misuse))

@@ -89,6 +89,10 @@ _WARNING = re.compile(r"\b(?:not (?:suitable|appropriate|recommended|a (?:good )
                       r"|向きでは|向けではありません|おすすめできません|控え|避け|ご注意|予算(?:を|は)?(?:超え|オーバー)|予算外")
 _BUDGET_EN = re.compile(r"(?:budget(?: of| is)?|under|less than|up to|no more than|max(?:imum)?(?: of)?|within|at most|below|<)\s*"
                         r"(?:about\s+)?\$\s?(\d+(?:\.\d+)?)|\$\s?(\d+(?:\.\d+)?)\s*(?:max\b|budget|or less|limit|total|tops)")
+# The answer says first that nothing meets the budget: what it names after is a told alternative.
+_BUDGET_UNMET = re.compile(r"\b(?:do not|don't|doesn't|does not) (?:have|carry|stock) any\b[^.!?]{0,40}\b(?:under|below|within|less than)\b"
+                           r"|\b(?:nothing|none|no titles?|no books?)\b[^.!?]{0,30}\b(?:under|below|within|less than)\b"
+                           r"|(?:予算内|以内|以下)[^。]{0,20}(?:ございません|ありません|見当たりません)")
 _BUDGET_JA = re.compile(r"予算(?:は|が)?\s*([\d,]+)\s*円|([\d,]+)\s*円\s*(?:以内|以下|まで|未満)")
 
 
@@ -223,7 +227,7 @@ def constraint_findings(case: TestCase, reading: Reading) -> list[str]:
             out.append(f"{item.title} ({item.availability}) put forward to a shopper who wants in-stock titles only")
         if not _offered(reading, asin):
             continue
-        for currency, budget in budgets:
+        for currency, budget in ([] if _BUDGET_UNMET.search(reading.norm) else budgets):
             if item.currency == currency and item.price > budget:
                 out.append(f"{item.title} ({item.price:g} {currency}) offered against the shopper's budget of {budget:g}")
         if _COMPLETED_ONLY.search(shopper) and _series_ongoing(case, reading, item):

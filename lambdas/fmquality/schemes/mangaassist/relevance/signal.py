@@ -349,7 +349,9 @@ def product_relevance(case: TestCase) -> Signal:
         return Signal(score, [f"{len(hits)}/{len(expected)} expected products named, {len(fitting)} other fitting "
                               f"product(s) of {len(set(picks) - set(expected))}"])
     asked = genres_in(case.query)
-    if asked and case.intent == "recommendation":
+    # A query that names titles describes them ("Tomie is super scary"): its genre words are about
+    # those titles, not a genre asked for.
+    if asked and case.intent == "recommendation" and not reading_of(case, case.query).products:
         # The shopper named the genre: every pick of another genre (by the catalog or the knowledge
         # about it) is a recommendation that does not fit, a finding of its own.
         known = {a: item_genres(reading.by_asin[a], case) for a in picks}

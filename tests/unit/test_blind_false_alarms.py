@@ -348,3 +348,45 @@ def test_answering_a_shopper_who_writes_casually_in_kind_is_no_register_lapse(ru
         return offline_verdict(case, rubric, ["tone"]).sub_scores.get("tone")
     assert tone("お兄ちゃんが読んでた！どんなお話なの？") != 0.0
     assert tone("この作品はどんなお話ですか？") == 0.0
+
+
+# --- a fifth blind hold-out (G): the knowledge's calendar, business days, a shortfall, a genre avoided ---
+
+
+def test_a_date_the_knowledge_gives_is_not_the_orders_date():
+    order = {"session_date": "2025-04-28", "order": {"order_id": "HG-1", "status": "processing",
+                                                     "estimated_ship_date": "2025-05-07"}}
+    chunks = ["ゴールデンウィーク期間中（5月3日〜5月6日）は出荷業務をお休みいたします。"]
+    def check(response: str):
+        return rules(factual_accuracy.check(TestCase.model_validate({
+            "test_id": "g-1", "intent": "order_tracking", "locale": "ja-JP", "query": "いつ発送されますか？",
+            "response": response, "page_context": order, "retrieved_chunks": chunks}), None))
+    assert "order_contradiction" not in check("発送予定日は5月7日です。なお、5月3日〜6日は出荷業務をお休みしております。")
+    assert "order_contradiction" in check("発送予定日は5月9日です。")
+
+
+def test_weeks_against_business_days_are_compared_five_to_a_week():
+    chunks = ["International shipping: delivery to Canada takes 7-12 business days after shipment."]
+    def check(response: str):
+        return rules(factual_accuracy.check(TestCase.model_validate({
+            "test_id": "g-2", "intent": "faq", "query": "How long to Canada?", "response": response,
+            "retrieved_chunks": chunks}), None))
+    assert "policy_contradiction" not in check("Delivery takes 7-12 business days once it ships, so figure roughly two weeks.")
+    assert "policy_contradiction" in check("International shipping to Canada takes about four weeks.")
+
+
+def test_a_shortfall_beside_any_statement_of_the_minimum_is_arithmetic():
+    chunks = ["Promo code READ15: 15% off eligible items when the eligible subtotal is $50 or more."]
+    def check(response: str):
+        return rules(factual_accuracy.check(TestCase.model_validate({
+            "test_id": "g-3", "intent": "checkout_help", "query": "what's wrong with my code?", "response": response,
+            "retrieved_chunks": chunks}), None))
+    # the $50 is said in a sentence that is not itself a policy statement (a negation)
+    assert "policy_contradiction" not in check("The pre-order doesn't count toward the $50 minimum, so your eligible "
+                                               "$39.98 is $10.02 short.")
+
+
+def test_a_genre_the_shopper_pushes_away_is_not_asked_for():
+    from fmquality.schemes.mangaassist.relevance.signal import asked_genres
+    assert "horror" not in asked_genres("My niece is 10 and loves baking shows. Nothing scary please.")
+    assert "horror" in asked_genres("Any scary manga for Halloween?")

@@ -216,6 +216,8 @@ def _compare_dates(case: TestCase, orders: list[dict], reading: Reading, facts: 
     page_dates = [d for o in orders for d in _record_dates(o)]
     whole_page = [d for _, d in _record_dates(case.page_context.model_dump(exclude_none=True))]
     roles = {role for role, _ in page_dates}
+    # The knowledge's own calendar (a holiday closure, a cut-off) is not the order's dates.
+    knowledge_dates = [d for chunk in case.retrieved_chunks for d in find_dates(chunk)]
     for index in range(len(reading.spans)):
         sentence = reading.sentence(index)
         if is_conditional(sentence) or is_negated(sentence) or is_question(sentence):
@@ -225,6 +227,8 @@ def _compare_dates(case: TestCase, orders: list[dict], reading: Reading, facts: 
             shown = sentence[date.start:date.end]
             if any(date.same_day(d) for d in whole_page):
                 facts.verified.append(f"date {shown}")
+            elif any(date.same_day(d) for d in knowledge_dates):
+                facts.verified.append(f"date {shown} (the knowledge's)")
             elif role in roles and role != "other" and not _DATE_HEDGE.search(sentence):
                 # (An "other" date, a deadline or a window's end, is not the date of anything on the page.)
                 known = ", ".join(f"{d.month}/{d.day}" for r, d in page_dates if r == role)

@@ -31,6 +31,7 @@ from functools import lru_cache
 
 from fmquality.language.attribution import reported_at
 from fmquality.claims.money import role_of
+from fmquality.claims.policy_applied import rate_applied, same_in_business_days
 from fmquality.claims.reading import Reading
 from fmquality.domain.case import TestCase
 from fmquality.language.catalog_index import index_for
@@ -304,7 +305,8 @@ def given_values(case: TestCase) -> set[tuple[str, float]]:
 def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
                      given: set[tuple[str, float]] = frozenset(),
                      derives: Callable[[str, float], bool] | None = None,
-                     counts: frozenset[float] = frozenset()) -> PolicyComparison:
+                     counts: frozenset[float] = frozenset(),
+                     amounts: frozenset[tuple[str, float]] = frozenset()) -> PolicyComparison:
     """Each claim against the knowledge's numbers for the same topic and kind of unit: agreeing
     (same value or inside the range, compatible conditions), contradicting (the knowledge gives the
     topic a different value under compatible conditions) or unknown (the knowledge is silent)."""
@@ -321,6 +323,8 @@ def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
         elsewhere = any(k.unit == claim.unit and claim.agrees(k) for k in knowledge) or any(
             unit == claim.unit and claim.low - 0.51 <= v <= claim.high + 0.51 if unit == "duration" else
             unit == claim.unit and abs(v - claim.low) < 1e-6 for unit, v in given)
+        if match is None and claim.unit == "duration":
+            match = next((k for k in fitting if same_in_business_days(claim, k)), None)
         if match is not None:
             result.agree.append((claim, match))
         elif fitting and not claim.negated and not elsewhere:
@@ -331,36 +335,17 @@ def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
     # the amounts in play (``derives``: the 140円 still missing to the 3,000円 it states) is doing the
     # arithmetic, not restating the policy. Without the policy's number beside it, the amount is read
     # as the policy's ("free shipping kicks in at $30", $35 − $5): a contradiction.
-    stated = {(c.unit, round(c.low, 2)) for c in claims}
+    stated = {(c.unit, round(c.low, 2)) for c in claims} | set(amounts)  # ``amounts``: every amount the answer states
     derived_here = [(c, ks) for c, ks in result.contradict
                     if derives is not None and any((k.unit, round(k.low, 2)) in stated for k in ks)
                     and derives(c.unit, c.low)]
     # A rate applied: the knowledge's "$1.00 off for every 100 points" taken 6 times for the shopper's
     # 600 points ($6.00), when the answer or the shopper gives that count (``counts``).
     derived_here += [(c, ks) for c, ks in result.contradict if (c, ks) not in derived_here
-                     and any(_rate_applied(c, k, counts) for k in ks)]
+                     and any(rate_applied(c, k, counts) for k in ks)]
     result.contradict = [pair for pair in result.contradict if pair not in derived_here]
     result.unknown += [c for c, _ in derived_here]
     return result
-
-
-_RATE_EN = re.compile(r"\b(?:every|per|each|for each|for every)\s+(?:(\d[\d,]*)\s*)?[a-z]")
-_RATE_JA = re.compile(r"(\d[\d,]*)?\s*(?:ポイント|点|冊|円)?\s*(?:ごと|につき|あたり|毎)")
-
-
-def _rate_applied(claim: PolicyNumber, fact: PolicyNumber, counts: frozenset[float]) -> bool:
-    """``claim`` is ``fact``'s rate taken n times (n >= 2) for a count n x base that the answer or the
-    shopper gives (base: the "100" of "every 100 points", else 1)."""
-    if claim.unit != fact.unit or fact.low <= 0 or claim.low <= fact.low:
-        return False
-    times = claim.low / fact.low
-    if abs(times - round(times)) > 1e-6:
-        return False
-    for m in (*_RATE_EN.finditer(fact.sentence), *_RATE_JA.finditer(fact.sentence)):
-        base = float(m.group(1).replace(",", "")) if m.group(1) else 1.0
-        if round(times) * base in counts:
-            return True
-    return False
 
 
 def knowledge_policies(case: TestCase) -> list[PolicyNumber]:

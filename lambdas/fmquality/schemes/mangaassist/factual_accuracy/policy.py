@@ -61,7 +61,8 @@ def policy_accuracy(case: TestCase, reading: Reading, claims: list[PolicyNumber]
     pool = amounts_in_play(case, reading).with_amounts(extract_prices(reading.text))
     comparison = compare_policies(claims, knowledge_policies(case), given_values(case),
                                   lambda unit, value: pool.derives(value, unit.upper()),
-                                  frozenset(q.value for t in (reading.text, case.query) for q in extract_quantities(t)))
+                                  frozenset(q.value for t in (reading.text, case.query) for q in extract_quantities(t)),
+                                  frozenset((p.currency.lower(), round(p.amount, 2)) for p in extract_prices(reading.text)))
     right = [f"{c.text!r} ({c.topic}) matches the knowledge ({k.text!r})" for c, k in comparison.agree]
     wrong = [f"{c.text!r} ({c.topic}) contradicts the knowledge ({', '.join(repr(k.text) for k in ks)})"
              for c, ks in comparison.contradict] + per_wrong

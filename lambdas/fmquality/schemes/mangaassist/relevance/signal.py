@@ -90,6 +90,16 @@ def genres_in(text: str) -> set[str]:
     return {g for g, terms in GENRES.items() if any(_has_term(t, norm) for t in terms)}
 
 
+_CLAUSES = re.compile(r"[.!?;,、。！？]")
+_AVOIDED = re.compile(r"\b(?:no|nothing|not|without|avoid|never|none|isn't|aren't|don't|doesn't|hate)\b|苦手|以外|なし|じゃない|ではない|避け|嫌")
+
+
+def asked_genres(query: str) -> set[str]:
+    """The genres the shopper asks for: those named in a clause that does not push them away
+    ("Nothing scary please", 「ホラーは苦手」 names a genre to avoid)."""
+    return set().union(*(genres_in(c) for c in _CLAUSES.split(normalize(query or "")) if not _AVOIDED.search(c)))
+
+
 def item_genres(item: CatalogItem, case: TestCase | None = None) -> set[str]:
     """The genres of a product: its catalog genre, else what the retrieved knowledge about it (a
     chunk that names it) calls it."""
@@ -185,7 +195,7 @@ def _promotion_opening(case: TestCase, reading: Reading) -> str | None:
         first += " " + reading.sentence(1)  # a short greeting, then the real opening
     if not any(_has_term(t, first) for t in PROMOTION_WORDS):
         # No sales words, but the first thing offered is a product of another genre than was asked.
-        wanted = genres_in(case.query)
+        wanted = asked_genres(case.query)
         start, end = reading.spans[0][0], reading.spans[0][1]
         asked = set(reading_of(case, case.query).products) | set(case.expected_products)
         opening = [a for m in reading.mentions if start <= m.start < end for a in m.asins if a not in asked]
@@ -193,7 +203,7 @@ def _promotion_opening(case: TestCase, reading: Reading) -> str | None:
         if wanted and offered and not genres_match(wanted, offered):
             return f"opens with products of another genre ({sorted(offered)}) than asked ({sorted(wanted)})"
         return None
-    wanted = genres_in(case.query)
+    wanted = asked_genres(case.query)
     asked = _topic_words(case.query)
     if _takes_up(asked, first) and not (wanted and genres_in(first) and not genres_match(wanted, genres_in(first))):
         return None
@@ -247,7 +257,7 @@ def intent_relevance(case: TestCase) -> Signal:
         signals.append(social)
     elif asked and not (follow_up and len(asked) <= 2):
         hit = _takes_up(asked, reading.text)
-        wanted = genres_in(case.query)
+        wanted = asked_genres(case.query)
         offered = genres_in(reading.text) | {g for a in reading.products for g in item_genres(reading.by_asin[a])}
         if wanted and genres_match(wanted, offered):
             hit |= {w for w in asked if genres_in(w)}
@@ -326,7 +336,7 @@ def product_relevance(case: TestCase) -> Signal:
         if refers and set(expected) & asked:
             return Signal(1.0, [f"refers to the product asked about as {refers.group(0)!r}"])
         return Signal(0.0, ["names none of the expected products: " + ", ".join(expected)])
-    wanted = genres_in(case.query)
+    wanted = asked_genres(case.query)
     page_item = reading.by_asin.get(case.page_context.current_asin or "")
     if not wanted and page_item is not None:
         wanted = item_genres(page_item, case)
@@ -348,7 +358,7 @@ def product_relevance(case: TestCase) -> Signal:
         score = (len(hits) + len(fitting)) / len(set(expected) | set(picks))
         return Signal(score, [f"{len(hits)}/{len(expected)} expected products named, {len(fitting)} other fitting "
                               f"product(s) of {len(set(picks) - set(expected))}"])
-    asked = genres_in(case.query)
+    asked = asked_genres(case.query)
     # A query that names titles describes them ("Tomie is super scary"): its genre words are about
     # those titles, not a genre asked for.
     if asked and case.intent == "recommendation" and not reading_of(case, case.query).products:

@@ -58,11 +58,14 @@ def policy_accuracy(case: TestCase, reading: Reading, claims: list[PolicyNumber]
         report.ask_judge("policy_accuracy", "policy numbers with no retrieved knowledge: "
                          + ", ".join(f"{c.text} ({c.topic})" for c in claims))
         return claims
-    pool = amounts_in_play(case, reading).with_amounts(extract_prices(reading.text))
+    # What the answer works out (a shortfall, a rate applied) beside the policy's own number is not a
+    # second value of it (``compare_policies``): the amounts and counts it works from.
+    prices = extract_prices(reading.text)
+    pool = amounts_in_play(case, reading).with_amounts(prices)
     comparison = compare_policies(claims, knowledge_policies(case), given_values(case),
                                   lambda unit, value: pool.derives(value, unit.upper()),
                                   frozenset(q.value for t in (reading.text, case.query) for q in extract_quantities(t)),
-                                  frozenset((p.currency.lower(), round(p.amount, 2)) for p in extract_prices(reading.text)))
+                                  frozenset((p.currency.lower(), round(p.amount, 2)) for p in prices))
     right = [f"{c.text!r} ({c.topic}) matches the knowledge ({k.text!r})" for c, k in comparison.agree]
     wrong = [f"{c.text!r} ({c.topic}) contradicts the knowledge ({', '.join(repr(k.text) for k in ks)})"
              for c, ks in comparison.contradict] + per_wrong

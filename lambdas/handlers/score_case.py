@@ -28,7 +28,7 @@ from fmquality.scoring.case import score_dimensions
 from handlers import aws_client, judge_for, run_rubric
 from handlers.composite import record, summary
 from handlers.env import FunctionEnv, load_env
-from handlers.events import ScoreCaseEvent, check_category, parse_composite_event
+from handlers.events import CompositeEvent, ScoreCaseEvent, check_category
 
 logger = Logger()
 tracer = Tracer()
@@ -75,7 +75,8 @@ def score(event: ScoreCaseEvent, env: FunctionEnv) -> list[DimensionScore]:
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     env = load_env(FunctionEnv)
-    scores = score(ScoreCaseEvent.model_validate(event), env)
-    # The state as it came, with the scores, read as Composite reads the Parallel's output.
-    scored = parse_composite_event({**event, "scores": [s.model_dump(mode="json") for s in scores]})
+    parsed = ScoreCaseEvent.model_validate(event)
+    scores = score(parsed, env)
+    # The state as it came, with the scores: what Composite reads from the Parallel's output.
+    scored = CompositeEvent.model_validate({**event, "item": parsed.item, "scores": scores})
     return summary(record(scored, EvaluationTable(env.table_name, aws_client("dynamodb"))))

@@ -59,8 +59,9 @@ def test_the_local_engine_leaves_out_moto_batch_integration_and_a_batch_task_say
     # A fresh interpreter: in this one another test may already have imported moto's own module.
     probe = (
         "import sys\n"
-        "from fmquality.engines.moto_hooks import check_moto_compatibility, _BATCH_TASKS\n"
+        "from fmquality.engines.moto_hooks import batch_tasks_left_out, check_moto_compatibility, _BATCH_TASKS\n"
         "from fmquality.domain.errors import MotoHookError\n"
+        "batch_tasks_left_out()\n"
         "check_moto_compatibility()\n"
         "import moto.stepfunctions.parser.models\n"
         "try:\n"

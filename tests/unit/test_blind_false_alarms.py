@@ -3,6 +3,8 @@ defective answer next to it that must still fail."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from fmquality.claims.reading import Reading
 from fmquality.domain.case import TestCase
 from fmquality.language.catalog_index import products_in_play
@@ -14,6 +16,12 @@ from fmquality.schemes.mangaassist.relevance import check as relevance
 
 def rules(report) -> list[str]:
     return [f.rule for f in report.hard_failures]
+
+
+def fa_rules(response: str, **fields) -> list[str]:
+    """The hard failures factual accuracy's checks find in one answer (the case's other fields as given)."""
+    case = TestCase.model_validate({"test_id": "t-1", "intent": "faq", "query": "?", "response": response, **fields})
+    return rules(factual_accuracy.check(case, None))
 
 
 # --- amounts the answer derives beside the policy's own number --------------------------------------
@@ -97,7 +105,7 @@ def test_saying_it_is_an_ai_assistant_when_asked_is_honest_not_a_persona_break(r
         case = TestCase.model_validate({"test_id": "p-1", "intent": "chitchat", "query": query, "response": response})
         return rules(consistency.check(case, rubric))
     assert persona("あなたは人間のスタッフさんですか？", "いいえ、私は当ストアのAIショッピングアシスタントです。") == []
-    assert persona("are you a real person?", "Nope, I'm an AI shopping assistant for the store.") == []
+    assert persona("Are you a real person?", "Nope, I'm an AI shopping assistant for the store.") == []
     # a language model, a vendor or a prompt stays a break, asked or not
     assert "persona_break" in persona("are you a bot?", "Honestly, I'm a general-purpose large language model.")
     assert "persona_break" in persona("are you a bot?", "Yes, I'm built on OpenAI's GPT-4.")
@@ -151,20 +159,14 @@ def test_a_japanese_day_of_the_month_is_not_a_duration():
 
 def test_the_day_of_an_eta_date_is_not_a_time_to_delivery():
     order = {"session_date": "2025-05-14", "order": {"order_id": "JP-1", "status": "in_transit", "eta": "2025-05-15"}}
-    def check(response: str):
-        return rules(factual_accuracy.check(TestCase.model_validate({
-            "test_id": "j-2", "intent": "order_tracking", "locale": "ja-JP", "query": "発送されましたか？",
-            "response": response, "page_context": order}), None))
+    check = partial(fa_rules, intent="order_tracking", locale="ja-JP", query="発送されましたか？", page_context=order)
     assert "order_contradiction" not in check("はい、発送いたしました。お届け予定日は5月15日でございます。")
     assert "order_contradiction" in check("はい、発送いたしました。あと5日でお届けします。")
 
 
 def test_a_rate_applied_to_the_shoppers_count_is_not_a_second_rate():
     chunks = ["Reward points: redeem in blocks of 100 points; every 100 points = $1.00 off."]
-    def check(response: str):
-        return rules(factual_accuracy.check(TestCase.model_validate({
-            "test_id": "r-1", "intent": "faq", "query": "I've got 640 points. What's that worth?",
-            "retrieved_chunks": chunks, "response": response}), None))
+    check = partial(fa_rules, intent="faq", query="I've got 640 points. What's that worth?", retrieved_chunks=chunks)
     assert "policy_contradiction" not in check("You can redeem 600 of your points for $6.00 off.")
     # $7.00 would be 700 points: a count nobody gave
     assert "policy_contradiction" in check("Your points are worth $7.00 off.")
@@ -189,10 +191,8 @@ PICKS = [
 def test_prices_of_the_other_two_are_not_the_asked_products():
     history = [{"role": "user", "content": "Cozy picks?"},
                {"role": "assistant", "content": "1. **Teacup Lighthouse**\n2. **Sunday Laundromat**\n3. **The Quiet Bookbinder**"}]
-    def check(response: str):
-        return rules(factual_accuracy.check(TestCase.model_validate({
-            "test_id": "o-2", "intent": "recommendation", "query": "Tell me about the third one. Expensive?",
-            "response": response, "catalog": PICKS, "conversation_history": history}), None))
+    check = partial(fa_rules, intent="recommendation", query="Tell me about the third one. Expensive?", catalog=PICKS,
+                    conversation_history=history)
     assert "price_contradiction" not in check("**The Quiet Bookbinder** is $13.99 for Vol. 1, a little more than the other two ($11.99 and $12.49).")
     assert "price_contradiction" in check("**The Quiet Bookbinder** is $12.49 for Vol. 1.")
 
@@ -205,20 +205,15 @@ GARDEN = [
 
 
 def test_the_standard_edition_told_apart_from_the_deluxe_on_the_deluxes_page():
-    def check(response: str):
-        return rules(factual_accuracy.check(TestCase.model_validate({
-            "test_id": "g-1", "intent": "product_question", "query": "How is it different from the regular one?",
-            "response": response, "catalog": GARDEN, "page_context": {"current_asin": "B0GARDEND1"}}), None))
+    check = partial(fa_rules, intent="product_question", query="How is it different from the regular one?",
+                    catalog=GARDEN, page_context={"current_asin": "B0GARDEND1"})
     assert "price_contradiction" not in check("The standard volume is $12.99 and the Deluxe is $29.99, so it's $17.00 more.")
     assert "price_contradiction" in check("The standard volume is $12.99 and the Deluxe is $24.99.")
 
 
 def test_an_amount_worked_out_beside_the_products_own_price_is_arithmetic():
     lumen = [{"asin": "B0LUMEN005", "title": "Lumen Drifters, Vol. 5", "price": 11.99, "currency": "USD", "availability": "in_stock"}]
-    def check(response: str):
-        return rules(factual_accuracy.check(TestCase.model_validate({
-            "test_id": "l-1", "intent": "promotion", "query": "Is adding Lumen Drifters Vol. 5 worth it?", "catalog": lumen,
-            "response": response}), None))
+    check = partial(fa_rules, intent="promotion", query="Is adding Lumen Drifters Vol. 5 worth it?", catalog=lumen)
     worked = ("Four volumes come to $43.16 and five to $47.96. Adding **Lumen Drifters, Vol. 5** raises your total by "
               "$4.80, which makes that volume effectively $4.80 instead of $11.99.")
     assert "price_contradiction" not in check(worked)
@@ -231,22 +226,18 @@ def test_an_amount_worked_out_beside_the_products_own_price_is_arithmetic():
 def test_a_delayed_order_with_a_ship_date_has_shipped():
     order = {"session_date": "2024-12-18", "order": {"order_id": "MA-1", "status": "delayed", "ship_date": "2024-12-13",
                                                      "eta": "2024-12-20"}}
-    def check(response: str, page=order):
-        return rules(factual_accuracy.check(TestCase.model_validate({
-            "test_id": "t-1", "intent": "order_tracking", "query": "where is it?", "response": response,
-            "page_context": page}), None))
-    assert "order_contradiction" not in check("It shipped Dec 13, but it's running late: new estimate Dec 20.")
+    check = partial(fa_rules, intent="order_tracking", query="where is it?")
+    assert "order_contradiction" not in check("It shipped Dec 13, but it's running late: new estimate Dec 20.",
+                                              page_context=order)
     unshipped = {**order, "order": {**order["order"], "ship_date": None}}
-    assert "order_contradiction" in check("It shipped Dec 13, but it's running late.", unshipped)
+    assert "order_contradiction" in check("It shipped Dec 13, but it's running late.", page_context=unshipped)
 
 
 def test_the_carts_amount_is_not_a_products_price():
     cart = {"cart": {"items": [{"title": "Cat Cafe, Vol. 2", "price": 9.99}], "subtotal": 31.97, "currency": "USD"}}
     vol3 = [{"asin": "B0CATCAFE3", "title": "Cat Cafe, Vol. 3", "price": 9.99, "currency": "USD", "availability": "in_stock"}]
-    def check(response: str):
-        return rules(factual_accuracy.check(TestCase.model_validate({
-            "test_id": "t-2", "intent": "promotion", "query": "how much more until free shipping?", "response": response,
-            "catalog": vol3, "page_context": cart}), None))
+    check = partial(fa_rules, intent="promotion", query="how much more until free shipping?", catalog=vol3,
+                    page_context=cart)
     assert "price_contradiction" not in check("Your cart is at $31.97; Cat Cafe, Vol. 3 would get you over the line.")
     assert "price_contradiction" in check("Cat Cafe, Vol. 3 is $12.99 and would get you over the line.")
 
@@ -254,10 +245,8 @@ def test_the_carts_amount_is_not_a_products_price():
 def test_a_deposit_worked_out_on_its_own_line_under_the_products_price():
     box = [{"asin": "B0VELVETBX", "title": "Velvet Static Complete Box Set", "price": 90.0, "currency": "USD",
             "availability": "preorder"}]
-    def check(response: str):
-        return rules(factual_accuracy.check(TestCase.model_validate({
-            "test_id": "t-3", "intent": "checkout_help", "query": "How does the deposit work?", "response": response,
-            "catalog": box, "retrieved_chunks": ["Limited box sets: a 20% deposit is charged at order."]}), None))
+    check = partial(fa_rules, intent="checkout_help", query="How does the deposit work?", catalog=box,
+                    retrieved_chunks=["Limited box sets: a 20% deposit is charged at order."])
     assert "price_contradiction" not in check(
         "**Velvet Static Complete Box Set** ($90.00):\n1. At order: 20% deposit → **$18.00**\n2. When it ships: the remaining **$72.00**")
     assert "price_contradiction" in check("**Velvet Static Complete Box Set** is $80.00.")
@@ -277,10 +266,7 @@ def test_a_series_length_belongs_to_the_title_named_just_before_it():
                "availability": "in_stock", "series_volumes": 14},
               {"asin": "B0STARDRG1", "title": "Star-Eating Dragon, Vol. 1", "title_ja": "星喰いの竜 1", "price": 693,
                "currency": "JPY", "availability": "in_stock", "series_volumes": 21}]
-    def check(response: str):
-        return rules(factual_accuracy.check(TestCase.model_validate({
-            "test_id": "t-5", "intent": "recommendation", "locale": "ja-JP", "query": "完結したファンタジーは？",
-            "response": response, "catalog": titles}), None))
+    check = partial(fa_rules, intent="recommendation", locale="ja-JP", query="完結したファンタジーは？", catalog=titles)
     assert "attribute_contradiction" not in check("『灯籠の旅人』は連載中、『星喰いの竜』は全21巻のため外しております。")
     assert "attribute_contradiction" in check("『灯籠の旅人』は全21巻で完結しています。")
     assert "attribute_contradiction" in check("**Lanternfall** is complete at **21 volumes**.")  # markup kept in place
@@ -325,6 +311,8 @@ def test_a_titles_exclamation_mark_does_not_end_the_sentence():
     text = "The books are Yotsuba&! at $13.99 and Barakamon at $11.99. Great picks! Enjoy."
     assert [text[a:b].strip() for a, b in segment_spans(text)] == [
         "The books are Yotsuba&! at $13.99 and Barakamon at $11.99.", "Great picks!", "Enjoy."]
+    # Text already normalized carries no case to read: its "!" ends the sentence as before.
+    assert len(segment_spans("great pick! you are charged when it ships.")) == 2
 
 
 def test_genre_words_that_describe_titles_the_shopper_named_ask_for_no_genre():
@@ -357,33 +345,27 @@ def test_a_date_the_knowledge_gives_is_not_the_orders_date():
     order = {"session_date": "2025-04-28", "order": {"order_id": "HG-1", "status": "processing",
                                                      "estimated_ship_date": "2025-05-07"}}
     chunks = ["ゴールデンウィーク期間中（5月3日〜5月6日）は出荷業務をお休みいたします。"]
-    def check(response: str):
-        return rules(factual_accuracy.check(TestCase.model_validate({
-            "test_id": "g-1", "intent": "order_tracking", "locale": "ja-JP", "query": "いつ発送されますか？",
-            "response": response, "page_context": order, "retrieved_chunks": chunks}), None))
+    check = partial(fa_rules, intent="order_tracking", locale="ja-JP", query="いつ発送されますか？", page_context=order,
+                    retrieved_chunks=chunks)
     assert "order_contradiction" not in check("発送予定日は5月7日です。なお、5月3日〜6日は出荷業務をお休みしております。")
     assert "order_contradiction" in check("発送予定日は5月9日です。")
 
 
 def test_weeks_against_business_days_are_compared_five_to_a_week():
     chunks = ["International shipping: delivery to Canada takes 7-12 business days after shipment."]
-    def check(response: str):
-        return rules(factual_accuracy.check(TestCase.model_validate({
-            "test_id": "g-2", "intent": "faq", "query": "How long to Canada?", "response": response,
-            "retrieved_chunks": chunks}), None))
+    check = partial(fa_rules, intent="faq", query="How long to Canada?", retrieved_chunks=chunks)
     assert "policy_contradiction" not in check("Delivery takes 7-12 business days once it ships, so figure roughly two weeks.")
     assert "policy_contradiction" in check("International shipping to Canada takes about four weeks.")
 
 
 def test_a_shortfall_beside_any_statement_of_the_minimum_is_arithmetic():
     chunks = ["Promo code READ15: 15% off eligible items when the eligible subtotal is $50 or more."]
-    def check(response: str):
-        return rules(factual_accuracy.check(TestCase.model_validate({
-            "test_id": "g-3", "intent": "checkout_help", "query": "what's wrong with my code?", "response": response,
-            "retrieved_chunks": chunks}), None))
+    check = partial(fa_rules, intent="checkout_help", query="what's wrong with my code?", retrieved_chunks=chunks)
     # the $50 is said in a sentence that is not itself a policy statement (a negation)
     assert "policy_contradiction" not in check("The pre-order doesn't count toward the $50 minimum, so your eligible "
                                                "$39.98 is $10.02 short.")
+    # without the $50 anywhere, $10.02 is read as the minimum itself
+    assert "policy_contradiction" in check("READ15 takes 15% off when the eligible subtotal is $10.02 or more.")
 
 
 def test_a_genre_the_shopper_pushes_away_is_not_asked_for():

@@ -75,9 +75,12 @@ def test_an_art_book_no_evidence_mentions_is_a_perk_and_an_art_booklet_the_evide
                    ["Collector's edition: slipcase, art booklet."]) != 0.0
 
 
-def test_a_quoted_anata_is_someone_elses_words_not_the_answer_addressing_the_shopper(rubric):
-    verdict = offline_verdict(case("作中の名台詞「あなたは誰？」が印象的な作品です。ぜひお楽しみくださいませ。", locale="ja-JP",
-                                   query="どんな作品ですか？"), rubric, ["tone"])
+@pytest.mark.parametrize("response", [
+    "作中の名台詞「あなたは誰？」が印象的な作品です。ぜひお楽しみくださいませ。",  # someone else's words
+    "主人公の翔太君は料理が得意な高校生です。ぜひお楽しみくださいませ。",  # 〜君 after a name: a character
+])
+def test_a_second_person_word_that_does_not_address_the_shopper_is_no_finding(rubric, response):
+    verdict = offline_verdict(case(response, locale="ja-JP", query="どんな作品ですか？"), rubric, ["tone"])
     assert verdict.sub_scores.get("tone") != 0.0
 
 

@@ -33,6 +33,8 @@ _PARTIAL = re.compile(r"\bdeposit|\bauthori[sz]|\bbalance\b|\bremaining\b|\bthe 
 _CHARGE_EN = re.compile(r"\b(?:charg(?:e|ed|es|ing)|bill(?:ed|s|ing)?|debit(?:ed|s)?|(?:full amount|payment) (?:is|will be|gets?) "
                         r"(?:taken|collected|captured|processed))\b(?! address)(?! of charge)")
 _CHARGE_JA = re.compile(r"請求|決済|引き落と|課金|お支払いが確定|代金をいただ")
+# Any word of paying, for the knowledge's deposits and holds ("a 20% deposit at order").
+_PAYS = re.compile(_CHARGE_EN.pattern + "|" + _CHARGE_JA.pattern + r"|\bpa(?:y|id)|支払")
 _NEGATED_CHARGE_EN = re.compile(r"(?:\bnot|\bnever|\bnothing|\bno)\b(?:\s+\w+){0,2}\s*$")
 # Events in English, read in the charge's clause after (or just before) the verb.
 _EVENT_EN = (
@@ -98,12 +100,19 @@ def _japanese_events(sentence: str) -> list[str]:
     return out
 
 
+def _sentences(text: str) -> list[str]:
+    norm = expand_contractions(normalize(text))
+    return [norm[start:end] for start, end in segment_spans(norm)]
+
+
 def timings(text: str) -> list[ChargeTiming]:
     """The charge timings a text states plainly (not asked, not conditional, not in parts)."""
-    norm = expand_contractions(normalize(text))
+    return _timings(_sentences(text))
+
+
+def _timings(sentences: list[str]) -> list[ChargeTiming]:
     out: list[ChargeTiming] = []
-    for start, end in segment_spans(norm):
-        sentence = norm[start:end]
+    for sentence in sentences:
         if is_question(sentence) or _CONDITION.search(sentence) or _PARTIAL.search(sentence):
             continue
         events = _japanese_events(sentence) if has_japanese(sentence) else _english_events(sentence)
@@ -118,13 +127,10 @@ def knowledge_timing(chunks: list[str]) -> str | None:
     speaks of a deposit or an authorization beside it (the charge is then not one event)."""
     events: set[str] = set()
     for chunk in chunks:
-        norm = normalize(chunk)
-        for start, end in segment_spans(norm):
-            sentence = norm[start:end]
-            if _PREORDER.search(sentence) and _PARTIAL.search(sentence) and (_CHARGE_EN.search(sentence) or _CHARGE_JA.search(sentence)
-                                                                           or re.search(r"\bpay|支払", sentence)):
-                return None
-        events |= {t.event for t in timings(chunk) if t.preorder and not t.other_item}
+        sentences = _sentences(chunk)
+        if any(_PREORDER.search(s) and _PARTIAL.search(s) and _PAYS.search(s) for s in sentences):
+            return None
+        events |= {t.event for t in _timings(sentences) if t.preorder and not t.other_item}
     return events.pop() if len(events) == 1 else None
 
 

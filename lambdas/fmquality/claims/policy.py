@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from fmquality.language.attribution import reported_at
 from fmquality.claims.money import role_of
-from fmquality.claims.policy_applied import rate_applied, same_in_business_days
+from fmquality.claims.policy_applied import WorkedOut, same_in_business_days
 from fmquality.claims.reading import Reading
 from fmquality.domain.case import TestCase
 from fmquality.language.catalog_index import index_for
@@ -303,10 +302,7 @@ def given_values(case: TestCase) -> set[tuple[str, float]]:
 
 
 def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
-                     given: set[tuple[str, float]] = frozenset(),
-                     derives: Callable[[str, float], bool] | None = None,
-                     counts: frozenset[float] = frozenset(),
-                     amounts: frozenset[tuple[str, float]] = frozenset()) -> PolicyComparison:
+                     given: set[tuple[str, float]] = frozenset(), worked: WorkedOut | None = None) -> PolicyComparison:
     """Each claim against the knowledge's numbers for the same topic and kind of unit: agreeing
     (same value or inside the range, compatible conditions), contradicting (the knowledge gives the
     topic a different value under compatible conditions) or unknown (the knowledge is silent)."""
@@ -327,24 +323,11 @@ def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
             match = next((k for k in fitting if same_in_business_days(claim, k)), None)
         if match is not None:
             result.agree.append((claim, match))
-        elif fitting and not claim.negated and not elsewhere:
+        # What the answer works out (``worked``: a shortfall, a rate applied) is no second value of it.
+        elif fitting and not claim.negated and not elsewhere and not (worked and worked.applies(claim, fitting)):
             result.contradict.append((claim, fitting))
         else:
             result.unknown.append(claim)
-    # An answer that gives the policy's own number and, beside it, an amount its arithmetic makes of
-    # the amounts in play (``derives``: the 140円 still missing to the 3,000円 it states) is doing the
-    # arithmetic, not restating the policy. Without the policy's number beside it, the amount is read
-    # as the policy's ("free shipping kicks in at $30", $35 − $5): a contradiction.
-    stated = {(c.unit, round(c.low, 2)) for c in claims} | set(amounts)  # ``amounts``: every amount the answer states
-    derived_here = [(c, ks) for c, ks in result.contradict
-                    if derives is not None and any((k.unit, round(k.low, 2)) in stated for k in ks)
-                    and derives(c.unit, c.low)]
-    # A rate applied: the knowledge's "$1.00 off for every 100 points" taken 6 times for the shopper's
-    # 600 points ($6.00), when the answer or the shopper gives that count (``counts``).
-    derived_here += [(c, ks) for c, ks in result.contradict if (c, ks) not in derived_here
-                     and any(rate_applied(c, k, counts) for k in ks)]
-    result.contradict = [pair for pair in result.contradict if pair not in derived_here]
-    result.unknown += [c for c, _ in derived_here]
     return result
 
 

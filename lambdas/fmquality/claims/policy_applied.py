@@ -1,11 +1,14 @@
-"""A policy number the answer applies rather than restates: the knowledge's rate taken for the
-shopper's count ("every 100 points = $1.00 off": 600 points, $6.00), a duration the knowledge gives in
-business days said in calendar days or weeks ("7-12 business days": "roughly two weeks"). Either
-agrees with the knowledge instead of contradicting it (``claims.policy.compare_policies``)."""
+"""A policy number the answer applies rather than restates: an amount its own arithmetic makes beside
+the policy's number (the 140円 still missing to the 3,000円 minimum it states), the knowledge's rate
+taken for the shopper's count ("every 100 points = $1.00 off": 600 points, $6.00), a duration the
+knowledge gives in business days said in calendar days or weeks ("7-12 business days": "roughly two
+weeks"). None of them contradicts the knowledge (``claims.policy.compare_policies``)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 # ``claim`` and ``fact`` are ``claims.policy.PolicyNumber``s (that module imports this one).
@@ -41,3 +44,19 @@ def rate_applied(claim: PolicyNumber, fact: PolicyNumber, counts: frozenset[floa
         if round(times) * base in counts:
             return True
     return False
+
+
+@dataclass(frozen=True)
+class WorkedOut:
+    """What the answer's own arithmetic works from."""
+
+    derives: Callable[[str, float], bool]  # (unit, value): one step from the amounts in play makes it
+    amounts: frozenset[tuple[str, float]]  # (unit, amount) of every amount the answer states
+    counts: frozenset[float]  # every number the answer or the shopper gives
+
+    def applies(self, claim: PolicyNumber, facts: list[PolicyNumber]) -> bool:
+        """``claim``, which differs from the knowledge's ``facts``, is the answer's arithmetic beside
+        the policy's own number, or the knowledge's rate applied. Without the policy's number beside it,
+        a derived amount is read as the policy's ("free shipping kicks in at $30", $35 − $5)."""
+        beside = any((k.unit, round(k.low, 2)) in self.amounts for k in facts)
+        return (beside and self.derives(claim.unit, claim.low)) or any(rate_applied(claim, k, self.counts) for k in facts)

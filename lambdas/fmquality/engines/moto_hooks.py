@@ -90,7 +90,6 @@ def batch_tasks_left_out() -> None:
 
 
 def check_moto_compatibility() -> None:
-    batch_tasks_left_out()
     backend = _simple_backend_class()
     params = list(inspect.signature(backend.invoke).parameters)
     if params != EXPECTED_INVOKE_PARAMETERS:
@@ -141,6 +140,7 @@ def route_lambda_invocations(dispatch: Dispatch, account_id: str, region: str) -
     """While active, every Lambda Invoke in moto runs ``dispatch`` with the function's configuration.
     An exception becomes an unhandled function error whose ``errorType`` is the exception's class name,
     which is what Step Functions matches in Retry and Catch."""
+    batch_tasks_left_out()  # before the check imports moto's interpreter
     check_moto_compatibility()
     backend = _simple_backend_class()
     original = backend.invoke

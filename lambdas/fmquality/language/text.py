@@ -227,7 +227,7 @@ def segment_spans(text: str) -> list[tuple[int, int]]:
     norm = normalize(text or "")
     # The text as written, where it lines up with the normalized one: its case tells a title's "!"
     # ("Yotsuba&! at $13.99") from a sentence's end ("Great pick! At $13.99 ...").
-    cased = text if text and len(text) == len(norm) else None
+    cased = text if text and text != norm and len(text) == len(norm) else None  # not when given normalized text
     spans: list[tuple[int, int]] = []
     start = 0
     for i, char in enumerate(norm):

@@ -275,8 +275,9 @@ def _recited_persona(name: str) -> re.Pattern[str]:
 _ASKED_WHAT_IT_IS = re.compile(
     r"\b(?:are you|r u|is this|am i (?:talking|chatting|speaking) (?:to|with))\b[^.?!]{0,30}"
     r"\b(?:human|person|people|real|bot|robot|ai|a\.i\.|machine|automated|computer)\b"
-    r"|(?:人間|AI|ＡＩ|ボット|ロボット|機械|人工知能|スタッフ)(?:さん)?(?:です|でしょう|なの|なん)")
-_AI_ASSISTANT_KNOWN = re.compile(r"\b(?:ai|virtual|automated)(?: shopping)? assistant\b|(?:AI|ＡＩ|人工知能)[^。]{0,10}アシスタント")
+    r"|(?:人間|AI|ボット|ロボット|機械|人工知能|スタッフ)(?:さん)?(?:です|でしょう|なの|なん)", re.IGNORECASE)
+_AI_ASSISTANT_KNOWN = re.compile(r"\b(?:ai|virtual|automated)(?: shopping)? assistant\b|(?:AI|人工知能)[^。]{0,10}アシスタント",
+                                 re.IGNORECASE)
 # What an honest answer may call itself; a language model, its vendor, its training or its prompt stay breaks.
 _PLAIN_MACHINE = re.compile(r"(?:\b(?:ai|a\.i\.|artificial intelligence|bot|chatbot|virtual agent)|AI|ＡＩ|人工知能|ボット)"
                             r"(?:\s*(?:shopping\s+)?assistant|ショッピングアシスタント|アシスタント)?[^a-z]*$")
@@ -285,7 +286,7 @@ _PLAIN_MACHINE = re.compile(r"(?:\b(?:ai|a\.i\.|artificial intelligence|bot|chat
 def honest_disclosure_context(case: TestCase) -> bool:
     """Whether the shopper asked what the assistant is, or the knowledge says it is an AI assistant."""
     asked = _ASKED_WHAT_IT_IS.search(unicodedata.normalize("NFKC", case.query)) is not None
-    return asked or any(_AI_ASSISTANT_KNOWN.search(normalize(chunk)) for chunk in case.retrieved_chunks)
+    return asked or any(_AI_ASSISTANT_KNOWN.search(unicodedata.normalize("NFKC", chunk)) for chunk in case.retrieved_chunks)
 
 
 def persona_breaks(text: str, rubric: Rubric, honest: bool = False) -> list[str]:

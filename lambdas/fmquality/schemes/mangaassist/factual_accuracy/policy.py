@@ -11,6 +11,7 @@ from fmquality.claims.charge_timing import knowledge_contradictions
 from fmquality.claims.money import rate_basis
 from fmquality.claims.commerce import amounts_in_play
 from fmquality.claims.policy import PolicyNumber, compare_policies, given_values, knowledge_policies
+from fmquality.claims.policy_applied import WorkedOut
 from fmquality.claims.reading import Reading
 from fmquality.domain.case import TestCase
 from fmquality.language.negation import is_conditional, is_negated, is_question
@@ -58,14 +59,12 @@ def policy_accuracy(case: TestCase, reading: Reading, claims: list[PolicyNumber]
         report.ask_judge("policy_accuracy", "policy numbers with no retrieved knowledge: "
                          + ", ".join(f"{c.text} ({c.topic})" for c in claims))
         return claims
-    # What the answer works out (a shortfall, a rate applied) beside the policy's own number is not a
-    # second value of it (``compare_policies``): the amounts and counts it works from.
     prices = extract_prices(reading.text)
     pool = amounts_in_play(case, reading).with_amounts(prices)
-    comparison = compare_policies(claims, knowledge_policies(case), given_values(case),
-                                  lambda unit, value: pool.derives(value, unit.upper()),
-                                  frozenset(q.value for t in (reading.text, case.query) for q in extract_quantities(t)),
-                                  frozenset((p.currency.lower(), round(p.amount, 2)) for p in prices))
+    worked = WorkedOut(derives=lambda unit, value: pool.derives(value, unit.upper()),
+                       amounts=frozenset((p.currency.lower(), round(p.amount, 2)) for p in prices),
+                       counts=frozenset(q.value for t in (reading.text, case.query) for q in extract_quantities(t)))
+    comparison = compare_policies(claims, knowledge_policies(case), given_values(case), worked)
     right = [f"{c.text!r} ({c.topic}) matches the knowledge ({k.text!r})" for c, k in comparison.agree]
     wrong = [f"{c.text!r} ({c.topic}) contradicts the knowledge ({', '.join(repr(k.text) for k in ks)})"
              for c, ks in comparison.contradict] + per_wrong

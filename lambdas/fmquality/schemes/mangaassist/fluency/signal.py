@@ -283,7 +283,8 @@ _VAGUE = re.compile(r"\b(?:soon|shortly|a few days|some time|probably|maybe|i th
 
 # The shopper addressed as あなた, 君 or お前: shop Japanese says お客様 or leaves the pronoun out (文化審議会
 # 「敬語の指針」: あなた is not used to a customer or a superior). Text in 「」 is someone else's words.
-_SECOND_PERSON_JA = re.compile(r"(?:あなた|貴方|お前|君)(?!様|方)(?=[はがのをにもへ])")
+# (君 after a name is the suffix 〜君, "翔太君は": a character, not the shopper.)
+_SECOND_PERSON_JA = re.compile(r"(?:あなた|貴方|お前|(?<![\u3040-\u30ff\u4e00-\u9fff])君)(?!様|方)(?=[はがのをにもへ])")
 _QUOTED_JA = re.compile(r"「[^」]*」|『[^』]*』")
 
 

@@ -217,6 +217,8 @@ def constraint_findings(case: TestCase, reading: Reading) -> list[str]:
     set_aside = _set_aside_by_shopper(case) if case.catalog else {}
     budgets = [("USD", float(next(g for g in m.groups() if g))) for m in _BUDGET_EN.finditer(shopper)]
     budgets += [("JPY", float(next(g for g in m.groups() if g).replace(",", ""))) for m in _BUDGET_JA.finditer(shopper)]
+    if _BUDGET_UNMET.search(reading.norm):
+        budgets = []  # "we don't have any under $10": what follows are told alternatives
     out = []
     for asin in reading.products:
         item = reading.by_asin[asin]
@@ -227,7 +229,7 @@ def constraint_findings(case: TestCase, reading: Reading) -> list[str]:
             out.append(f"{item.title} ({item.availability}) put forward to a shopper who wants in-stock titles only")
         if not _offered(reading, asin):
             continue
-        for currency, budget in ([] if _BUDGET_UNMET.search(reading.norm) else budgets):
+        for currency, budget in budgets:
             if item.currency == currency and item.price > budget:
                 out.append(f"{item.title} ({item.price:g} {currency}) offered against the shopper's budget of {budget:g}")
         if _COMPLETED_ONLY.search(shopper) and _series_ongoing(case, reading, item):

@@ -26,6 +26,7 @@ def case(response: str, **fields) -> TestCase:
     ("あるよ〜！新刊なら10%オフになるんだ。チェックしてみてね！", "ja-JP", "新刊の割引ってありますか？"),
     ("ご確認してくださいませでございます。お確かめになられてくださいませ。", "ja-JP", "注文できません。"),
     ("あなたはそれを楽しむことができるでしょう。価格は770円です。", "ja-JP", "どんな漫画ですか？"),
+    ("ダンジョン飯。在庫はある状態です。価格は990円。購入は可能です。", "ja-JP", "ダンジョン飯はありますか？"),  # telegraphic
 ])
 def test_a_register_defect_is_a_finding_at_the_lowest_level(rubric, response, locale, query):
     verdict = offline_verdict(case(response, locale=locale, **({"query": query} if query else {})), rubric, ["tone"])
@@ -81,6 +82,19 @@ def test_an_art_book_no_evidence_mentions_is_a_perk_and_an_art_booklet_the_evide
 ])
 def test_a_second_person_word_that_does_not_address_the_shopper_is_no_finding(rubric, response):
     verdict = offline_verdict(case(response, locale="ja-JP", query="どんな作品ですか？"), rubric, ["tone"])
+    assert verdict.sub_scores.get("tone") != 0.0
+
+
+@pytest.mark.parametrize("response", [
+    # Noun-phrase lines of a card are labels, not sentences.
+    "はい、ございます！\n- 『ダンジョン飯』1巻。\n- 価格：990円。\n- 在庫：あり。\nぜひお楽しみください。",
+    # One noun-phrase sentence among polite ones is a choice of style.
+    "おすすめは『ダンジョン飯』。990円で在庫がございます。冒険とグルメの物語です。ぜひどうぞ。",
+    # A policy's own words quoted in 「」.
+    "規約には「開封品は返品不可。破損品は交換。」とございます。未開封でしたら返品いただけます。",
+])
+def test_noun_phrase_sentences_that_are_not_the_answers_style_are_no_finding(rubric, response):
+    verdict = offline_verdict(case(response, locale="ja-JP", query="ダンジョン飯はありますか？"), rubric, ["tone"])
     assert verdict.sub_scores.get("tone") != 0.0
 
 

@@ -17,7 +17,8 @@ grammar = exp(-0.4 x weighted errors) x sentence shape, where
 
 tone reads defects of register: impolite or blaming formulae (Culpeper, "Impoliteness", 2011:
 condescension, dismissals, message enforcers, pointed criticism), an answer in another language than
-the shopper's, plain-form Japanese to a shopper or broken keigo (by morphology) are findings graded
+the shopper's, plain-form Japanese to a shopper, broken keigo or telegraphic sentences of bare noun
+phrases (by morphology) are findings graded
 as verdicts; lesser shortfalls (no apology to a shopper who reports a problem, some plain sentences,
 vagueness where precision is asked) a heuristic reading. Without either it abstains.
 """
@@ -37,6 +38,9 @@ from fmquality.config.rubric import Rubric
 from fmquality.language.text import has_japanese, is_list_line, japanese_share, normalize, split_sentences
 
 ERROR_WEIGHT = 0.4
+# Sentences without a predicate, as a share of an answer's sentences, past which they are its style
+# rather than a heading or an aside.
+FRAGMENT_SHARE = 0.4
 
 _DET = set("a an the this these those my your our their every each no".split())
 _PREP = set("of to in on at for with from by near about into over under between through during without within".split())
@@ -214,7 +218,7 @@ def grammar(case: TestCase) -> Signal:
             errors += [f"plain ending among polite ones: {s[:30]!r}" for s in reg.plain[: len(reg.polite)]]
         if reg.dearu and reg.polite:
             errors.append("the written である style mixed with です/ます")
-        if len(reg.fragments) >= 2 and len(reg.fragments) >= 0.4 * reg.sentences:
+        if len(reg.fragments) >= 2 and len(reg.fragments) >= FRAGMENT_SHARE * reg.sentences:
             errors += [f"a fragment without a predicate: {f[:20]!r}" for f in reg.fragments]
         errors += [f"misused keigo {m!r}" for m in reg.keigo_misuse]
         # Japanese drops pronouns a translation keeps ("それは…", "あなたは…"): one such subject is
@@ -306,7 +310,8 @@ def _writes_plain(query: str) -> bool:
 
 def tone_finding(case: TestCase, text: str) -> str | None:
     """A defect of register named by what was read: an impolite or blaming formula, English to a
-    shopper writing Japanese, casual plain speech, broken keigo or あなた to a Japanese shopper."""
+    shopper writing Japanese, casual plain speech, broken keigo, あなた or telegraphic noun phrases
+    to a Japanese shopper."""
     norm = normalize(text)
     rude = [p for p in IMPOLITENESS if p in norm] + [m.group(0) for m in (*_DO_IT_YOURSELF.finditer(norm), *_BLAME.finditer(norm))]
     if rude:
@@ -325,7 +330,23 @@ def tone_finding(case: TestCase, text: str) -> str | None:
         addressed = _SECOND_PERSON_JA.search(_QUOTED_JA.sub("", text))
         if addressed:
             return f"addresses the shopper as {addressed.group(0)!r} (a store says お客様, or no pronoun)"
+        telegraphic = _telegraphic(text)
+        if telegraphic:
+            return (f"{len(telegraphic)} sentences closed with 。 on a bare noun phrase, telegraphic rather than the "
+                    f"shop's polite register: " + ", ".join(repr(s[:20]) for s in telegraphic[:3]))
     return None
+
+
+def _telegraphic(text: str) -> list[str]:
+    """Sentences of running text written as bare noun phrases and closed with 。 (価格は528円。予約：可能。),
+    when they are two or more and at least FRAGMENT_SHARE of those sentences. Card and list lines,
+    tables and headings are not sentences; a line without 。 is a label, not a sentence; words quoted in
+    「」 (a policy's own text) are someone else's."""
+    closed = [s for s in _prose(re.sub(r"「[^」]*」", "「」", text)) if japanese_share(s) > 0.5 and s.rstrip().endswith("。")]
+    if len(closed) < 2:
+        return []
+    bare = [s for s in closed if japanese.register(s).fragments]
+    return bare if len(bare) >= 2 and len(bare) >= FRAGMENT_SHARE * len(closed) else []
 
 
 def tone(case: TestCase, rubric: Rubric) -> Signal:

@@ -98,6 +98,20 @@ def test_noun_phrase_sentences_that_are_not_the_answers_style_are_no_finding(rub
     assert verdict.sub_scores.get("tone") != 0.0
 
 
+def test_a_number_stated_where_the_case_carries_no_evidence_at_all_is_a_finding(rubric):
+    def grounding(response: str, query: str, **fields) -> tuple[float | None, bool]:
+        verdict = offline_verdict(case(response, intent="chitchat", query=query, **fields), rubric, ["no_hallucination"])
+        return verdict.sub_scores.get("no_hallucination"), "no_hallucination" in verdict.weights
+    weather = "It's 25 degrees and sunny in Tokyo today, with light winds."
+    assert grounding(weather, "What's the weather like in Tokyo today?") == (0.0, False)
+    # The shopper's own number, repeated, rests on the case.
+    assert grounding("Enjoy your 25th birthday!", "It's my 25th birthday today!")[0] != 0.0
+    # With knowledge in the case the same sentence is a reading the judge weighs, not a finding.
+    value, weighted = grounding(weather, "What's the weather like in Tokyo today?",
+                                retrieved_chunks=["Tokyo store pickup is open 10:00-20:00."])
+    assert value != 0.0 and weighted
+
+
 def test_the_checks_date_hint_settles_no_hallucination(rubric):
     hint = "to verify: date 'march 14' is neither in the evidence nor follows from it"
     verdict = offline_verdict(case("It releases March 14.", retrieved_chunks=["Pre-orders ship on release."]), rubric,

@@ -153,6 +153,13 @@ def grounding(case: TestCase, text: str) -> Signal:
         weakest = min(weakest, (support, claim.text.strip()[:80]))
     if not supports and not read:
         raise Abstain("no claim held to the evidence and no specific to check")
+    if specifics and not (case.retrieved_chunks or case.page_context.model_dump(exclude_none=True)
+                          or reading_of(case).in_play):
+        # Nothing in the case could carry a number the shopper did not give (25 degrees in Tokyo
+        # today, a training cut-off year): it is made up, whatever its role. A catalog snapshot's
+        # products that the conversation never names are the store's shelf, not evidence.
+        return Signal(0.0, ["the case carries no product in play, knowledge or page, yet the answer states: "
+                            + ", ".join(specifics)], finding=True)
     prose = sum(supports) / len(supports) if supports else 1.0  # only specifics were checked
     score = UNSUPPORTED_FACTOR ** len(specifics) * (1 - PROSE_WEIGHT * (1 - prose))
     why = [f"{len(claims)} checkable claim sentence(s); {read} number(s) and date(s) checked against the whole case, "

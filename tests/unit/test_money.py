@@ -51,6 +51,8 @@ def test_roles_of_amounts_around_two_product_prices():
     ("The regular vol 1 is $12.99 — that's $27.00 less than the Collector's Edition.", "difference"),
     ("Your $30 budget covers it.", "budget"),
     ("Use TAKE10 for $10 off.", "discount"),
+    ("Your subtotal becomes $57.96, SPRING20 takes off $11.59.", "discount"),
+    ("Adding both would bring you to $45.96.", "total"),
     ("Orders of $35 or more ship free.", "threshold"),
     ("通常6,600円のところ、5,940円です。", "list"),
 ])

@@ -188,6 +188,9 @@ def written_arithmetic(norm: str, prices: list[Price]) -> list[WrittenArithmetic
     out: list[WrittenArithmetic] = []
     by_start = sorted(prices, key=lambda p: p.start)
     for i, first in enumerate(by_start):
+        if i and by_start[i - 1].currency == first.currency \
+                and _OPERATOR.match(strip_markup(norm[by_start[i - 1].end:first.start])):
+            continue  # the tail of a longer expression ("$11.99 + $11.99 + $21.99"), read from its first term
         terms = [first.amount]
         ops: list[str] = []
         j = i

@@ -48,12 +48,13 @@ _DIFFERENCE_BEFORE = re.compile(
     r"adding|add(?: another| just| only)?|another|(?:the )?remaining|(?:the )?rest(?: of)?|(?:the )?balance(?: of)?|"
     r"差額(?:は)?|あと|残り|残額(?:は)?|差は|さらに|(?:^|[\s:：(（])[-−])" + _END)
 _DISCOUNT_AFTER = re.compile(r"^\s*(?:off|discount|引き|割引|オフ|値引)")
-_DISCOUNT_BEFORE = re.compile(r"(?:discount(?: of| is)?|credit(?: of)?|coupon(?: for| worth)?|値引き|割引額(?:は)?)" + _END)
+_DISCOUNT_BEFORE = re.compile(r"(?:discount(?: of| is)?|credit(?: of)?|coupon(?: for| worth)?|(?:takes?|knocks?|shaves?) off|"
+                              r"値引き|割引額(?:は)?)" + _END)
 _TOTAL_BEFORE = re.compile(
     r"(?:total(?: of| is| comes to| would be| will be| becomes)?|subtotal(?: of| is| would be| will be| becomes)?|grand total|"
     r"refund(?:ed)?(?: of| is| would be| will be| comes to)?|with (?:shipping|tax|fees?|the fee)(?: included)?|including (?:shipping|tax)|you'?(?:ll| will) (?:get back|receive)|get back|返金(?:額)?(?:は)?|"
     r"altogether|together|in all|combined|comes? to|came to|adds? up to|works out to|"
-    r"(?:brings?|bringing)(?: it| that| this| the total| your (?:sub)?total| your cart| the cart)?(?: down| up)? to|"
+    r"(?:brings?|bringing|gets?|getting)(?: it| that| this| you| the total| your (?:sub)?total| your cart| the cart)?(?: down| up)? to|"
     r"you(?:'d| would| will)? pay(?: only| just)?|pay(?: only| just)?|for (?:all|both|the (?:two|three|four|five|set|pair))"
     r"(?: (?:of them|volumes|books|items))?|合計(?:で|は|金額は)?|合わせて(?:も)?|総額(?:は)?|計|小計(?:は)?|"
     r"お支払い(?:金額|額)?(?:は)?)" + _END)

@@ -152,6 +152,10 @@ class Reading:
         if collective and len(self.products) > 1:
             return self.items(self.products)
         if refers_back and self.focus in self.products:
+            # "Vol. 3: it's up for preorder": the word the sentence tells one listing apart by wins over "it".
+            own = self._told_apart(self.items(self.in_play), index) if len(self.in_play) > 1 else []
+            if len(own) == 1:
+                return own
             # "it" is most likely what the shopper asked about, when the last sentence that names a
             # product names it too; when only others were named since, "it" may be either: no product.
             named_since = next((self.mentions_in(i) for i in range(index - 1, -1, -1) if self.mentions_in(i)), [])

@@ -86,7 +86,9 @@ _RATING_WORDS = {"all ages": 0, "全年齢": 0, "older teen": 16, "teen": 13, "m
 _WARNING = re.compile(r"\b(?:not (?:suitable|appropriate|recommended|a (?:good )?fit|for)|too (?:mature|violent|graphic|"
                       r"old|young|dark|expensive|pricey)|wait (?:until|till|a few years)|when (?:he|she|they)(?:'s|'re| is| are) older|"
                       r"skip|avoid|over (?:your|the) budget|above (?:your|the) budget|exceeds?|beyond (?:your|the) budget)\b"
-                      r"|向きでは|向けではありません|おすすめできません|控え|避け|ご注意|予算(?:を|は)?(?:超え|オーバー)|予算外")
+                      r"|\b(?:left|ruled|leaving|ruling) (?:it |them )?out\b|\bexclud(?:e|ed|ing)\b"
+                      r"|向きでは|向けではありません|おすすめできません|控え|避け|ご注意|予算(?:を|は)?(?:超え|オーバー)|予算外|"
+                      r"(?:候補|対象)から(?:は)?(?:外|除)|除外")
 _BUDGET_EN = re.compile(r"(?:budget(?: of| is)?|under|less than|up to|no more than|max(?:imum)?(?: of)?|within|at most|below|<)\s*"
                         r"(?:about\s+)?\$\s?(\d+(?:\.\d+)?)|\$\s?(\d+(?:\.\d+)?)\s*(?:max\b|budget|or less|limit|total|tops)")
 # The answer says first that nothing meets the budget: what it names after is a told alternative.
@@ -148,7 +150,11 @@ def age_findings(case: TestCase, reading: Reading) -> list[str]:
 
 
 # A shopper who wants only finished series, or only what is in stock.
-_COMPLETED_ONLY = re.compile(r"\b(?:only|just)\b[^.?!]{0,40}\b(?:finished|complete[d]?|ended|concluded)\b"
+# "Only completed ones", "just series that are finished"; not "I just finished X" (a thing read).
+_COMPLETED_ONLY = re.compile(r"\b(?:only|just)\b[^.?!]{0,40}\b(?:finished|complete[d]?|ended|concluded)\s+"
+                             r"(?:series|ones|titles|manga|stories|runs|sets)\b"
+                             r"|\b(?:only|just)\b[^.?!]{0,30}\b(?:series|ones|titles|manga|stories|something|stuff)\b[^.?!]{0,20}"
+                             r"\b(?:that|which)(?:'s| is| are|'re)? (?:already )?(?:finished|complete[d]?|ended|concluded)\b"
                              r"|\b(?:finished|complete[d]?|ended|concluded) (?:series|ones|titles|manga) only\b"
                              r"|完結(?:している|した|済み|済の)?(?:作品|漫画|マンガ|もの|シリーズ)?(?:のみ|だけ|限定|を探し|が(?:いい|良い|希望))")
 _IN_STOCK_ONLY = re.compile(r"\bin[- ]stock (?:only|titles only|ones only|items only)\b|\bonly (?:what'?s |things |titles |ones )?"

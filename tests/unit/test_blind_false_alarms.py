@@ -106,11 +106,14 @@ def test_saying_it_is_an_ai_assistant_when_asked_is_honest_not_a_persona_break(r
         return rules(consistency.check(case, rubric))
     assert persona("あなたは人間のスタッフさんですか？", "いいえ、私は当ストアのAIショッピングアシスタントです。") == []
     assert persona("Are you a real person?", "Nope, I'm an AI shopping assistant for the store.") == []
+    assert persona("wait, are you a real person?", "Ha, thanks! I'm not a person. I'm MangaAssist, the store's assistant.") == []
+    assert persona("人間ですか？", "いいえ、人間ではありません。MangaAssistと申します。") == []
     # a language model, a vendor or a prompt stays a break, asked or not
     assert "persona_break" in persona("are you a bot?", "Honestly, I'm a general-purpose large language model.")
     assert "persona_break" in persona("are you a bot?", "Yes, I'm built on OpenAI's GPT-4.")
     # unasked, it is a break as before
     assert "persona_break" in persona("Any horror picks?", "I'm an AI, so I don't get scared, but try Uzumaki.")
+    assert "persona_break" in persona("Any horror picks?", "I'm not a person, so nothing scares me, but try Uzumaki.")
 
 
 # --- "the first one" taken up first, then an alternative ------------------------------------------------
@@ -372,3 +375,46 @@ def test_a_genre_the_shopper_pushes_away_is_not_asked_for():
     from fmquality.schemes.mangaassist.relevance.signal import asked_genres
     assert "horror" not in asked_genres("My niece is 10 and loves baking shows. Nothing scary please.")
     assert "horror" in asked_genres("Any scary manga for Halloween?")
+
+
+# --- hold-outs K and M: a three-term sum, a running total, "just finished", a volume label
+
+SCALPEL = [{"asin": "B0SCALPEL1", "title": "Midnight Scalpel, Vol. 1", "price": 13.99, "currency": "USD", "availability": "in_stock"},
+           {"asin": "B0SCALPEL3", "title": "Midnight Scalpel, Vol. 3", "price": 13.99, "currency": "USD", "availability": "preorder"}]
+
+
+def test_a_sum_of_three_terms_is_read_from_its_first_term():
+    check = partial(fa_rules, intent="promotion", query="Does SPRING20 work on my cart?")
+    assert "arithmetic_error" not in check("Your subtotal: $11.99 + $11.99 + $21.99 = **$45.97**.")
+    assert "arithmetic_error" in check("Your subtotal: $11.99 + $11.99 + $21.99 = **$43.97**.")
+
+
+def test_what_an_addition_brings_the_shopper_to_is_a_total():
+    cart = {"cart": [{"title": "Rowing, Vol. 1", "price": 11.99}, {"title": "Ace, Vol. 1", "price": 10.99}]}
+    rowing = [{"asin": "B0ROWING02", "title": "Rowing Through Winter, Vol. 2", "price": 11.99, "currency": "USD",
+               "availability": "in_stock"}]
+    check = partial(fa_rules, intent="checkout_help", query="How much more for free shipping?", catalog=rowing,
+                    page_context=cart, retrieved_chunks=["Free standard shipping on orders of $35 or more."])
+    assert "price_contradiction" not in check("You're at $22.98. Adding **Rowing Through Winter, Vol. 2** would bring you to $34.97.")
+    assert "price_contradiction" in check("**Rowing Through Winter, Vol. 2** is $12.99 and would get you closer.")
+
+
+def test_a_statement_that_names_its_volume_is_about_that_volume_not_the_pages():
+    check = partial(fa_rules, intent="product_question", query="When does vol 3 come out?", catalog=SCALPEL,
+                    page_context={"current_asin": "B0SCALPEL1"})
+    assert "availability_contradiction" not in check("**Midnight Scalpel** is rated 16+.\n\n**Vol. 3:** It's up for preorder now.")
+    assert "availability_contradiction" in check("**Midnight Scalpel** is rated 16+. It's up for preorder now.")
+
+
+def test_a_title_just_finished_is_no_wish_for_finished_series_and_a_title_set_aside_is_not_offered(rubric):
+    mysteries = [{"asin": "B0CLOCKWK1", "title": "Clockwork Detective Hanamaru, Vol. 1", "price": 11.99, "currency": "USD",
+                  "availability": "in_stock", "series_status": "ongoing"}]
+    def check(query: str, response: str, locale: str = "en-US"):
+        return rules(relevance.check(TestCase.model_validate({
+            "test_id": "r-4", "intent": "recommendation", "locale": locale, "query": query, "response": response,
+            "catalog": mysteries}), rubric))
+    pick = "Try **Clockwork Detective Hanamaru** ($11.99), a clockwork mystery."
+    assert "constraint_ignored" not in check("I just finished The Deep-Sea Library. More mysteries?", pick)
+    assert "constraint_ignored" in check("Only finished series please. More mysteries?", pick)
+    assert "constraint_ignored" not in check("完結している作品がいいです。ミステリーは？",
+                                             "『カラクリ探偵はなまる』は連載中のため、今回は候補から外しております。", "ja-JP")

@@ -283,6 +283,9 @@ _PLAIN_MACHINE = re.compile(r"(?:\b(?:ai|a\.i\.|artificial intelligence|bot|chat
                             r"(?:\s*(?:shopping\s+)?assistant|ショッピングアシスタント|アシスタント)?[^a-z]*$")
 
 
+_NOT_HUMAN = re.compile(r"\bnot (?:a )?(?:human|real person|person)$|人間ではありません$")
+
+
 def honest_disclosure_context(case: TestCase) -> bool:
     """Whether the shopper asked what the assistant is, or the knowledge says it is an AI assistant."""
     asked = _ASKED_WHAT_IT_IS.search(unicodedata.normalize("NFKC", case.query)) is not None
@@ -298,7 +301,8 @@ def persona_breaks(text: str, rubric: Rubric, honest: bool = False) -> list[str]
              if pattern.search(norm) and not (honest and _PLAIN_MACHINE.search(phrase))]
     nfkc = unicodedata.normalize("NFKC", text)
     for match in (*_DISCLOSURE_EN.finditer(norm), *_DISCLOSURE_JA.finditer(nfkc)):
-        if not (honest and _PLAIN_MACHINE.search(match.group(0))):
+        # Asked "are you a real person?", "I'm not a person" is the honest answer, like "I'm an AI".
+        if not (honest and (_PLAIN_MACHINE.search(match.group(0)) or _NOT_HUMAN.search(match.group(0)))):
             found.append(match.group(0).strip())
     # Naming its instructions while declining to share them ("I can't share my configuration") recites nothing.
     for source, pattern in ((norm, _MACHINERY_EN), (nfkc, _MACHINERY_JA)):

@@ -91,6 +91,16 @@ def test_a_discount_applied_to_the_shoppers_own_total():
     assert rules(wrong) == ["arithmetic_error"]
 
 
+def test_a_percentage_and_the_amount_it_takes_off_are_one_discount():
+    chunk = ["SPRING20: 20% off orders of $50 or more."]
+    def check(response: str):
+        return rules(fa.check(case(response, intent="promotion", retrieved_chunks=chunk, catalog=[]), None))
+    assert check("Your subtotal is $60.96, so 20% off takes $12.19 off and you'll pay $48.77.") == []
+    assert check("Your subtotal is $60.96, so 20% off takes $12.19 off and you'll pay $47.77.") == ["arithmetic_error"]
+    # an amount off that is not the percentage of the base is a second discount: not read completely
+    assert "arithmetic_error" not in check("Your subtotal is $60.96, so 20% off plus $5 off leaves you paying $43.77.")
+
+
 def test_two_bases_or_two_discounts_are_not_arithmetic_read_completely():
     chunk = ["Sale: 20% off. Members get an extra 10% off."]
     report = fa.check(case("**Skip and Loafer, Vol. 1** ($12.99) is on sale: **$9.00** with the member discount.",

@@ -32,7 +32,7 @@ from fmquality.domain.case import CatalogItem, TestCase
 from fmquality.language.catalog_index import distinct_words, index_for, word_position
 from fmquality.language.negation import condition_in
 from fmquality.language.numbers import Price, extract_prices, extract_quantities, same_price
-from fmquality.language.stock import COMPATIBLE_STOCK, availability_mentions
+from fmquality.language.stock import COMPATIBLE_STOCK, availability_mentions, purchase_prompts
 from fmquality.language.text import normalize, strip_markup
 
 # --------------------------------------------------------------------------------------------------
@@ -139,7 +139,7 @@ def stock_claims(reading: Reading) -> list[StockClaim]:
     out = []
     listed = reading.items(reading.in_play)
     apart = distinct_words(listed) if len(listed) > 1 else {}
-    for status, pos in availability_mentions(reading.text):
+    for status, pos in sorted(availability_mentions(reading.text) + purchase_prompts(reading.text), key=lambda h: h[1]):
         if reading.reported(pos):
             continue  # another source's claim ("one product note says it's in stock"): the judge's
         index = reading.sentence_of(pos)
@@ -367,6 +367,9 @@ def _discount_arithmetic(case: TestCase, reading: Reading, claim: PriceClaim, cl
     expected |= {b - d for b in bases for d in fixed}
     if any(close(v, price.amount, price.currency) for v in expected):
         return True, f"{price.text} follows from the discount stated for it"
+    # A percentage and the amount it takes off the one base ("20% off takes $12.19 off") are one discount.
+    if len(bases) == 1 and len(percents) == 1:
+        fixed = {d for d in fixed if not close(d, next(iter(bases)) * next(iter(percents)) / 100, price.currency)}
     # An error only when the arithmetic was read completely: one base and one discount in play.
     if len(bases) != 1 or len(percents) + len(fixed) != 1 \
             or DISCOUNT_CONTEXT.search(reading.sentence(reading.sentence_of(price.start))) is None:

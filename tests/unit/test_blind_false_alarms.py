@@ -418,3 +418,15 @@ def test_a_title_just_finished_is_no_wish_for_finished_series_and_a_title_set_as
     assert "constraint_ignored" in check("Only finished series please. More mysteries?", pick)
     assert "constraint_ignored" not in check("完結している作品がいいです。ミステリーは？",
                                              "『カラクリ探偵はなまる』は連載中のため、今回は候補から外しております。", "ja-JP")
+
+
+def test_telling_the_shopper_to_add_a_sold_out_title_to_the_cart_says_it_can_be_bought():
+    tea = [{"asin": "B0STEELTEA", "title": "Steel Tea Ceremony, Vol. 2", "price": 12.99, "currency": "USD",
+            "availability": "out_of_stock"}]
+    check = partial(fa_rules, intent="checkout_help", query="Can I add Steel Tea Ceremony vol 2?", catalog=tea)
+    assert "availability_contradiction" in check("Sure! Just add **Steel Tea Ceremony, Vol. 2** ($12.99) to your cart.")
+    assert "availability_contradiction" not in check("**Steel Tea Ceremony, Vol. 2** is sold out, so it can't be added "
+                                                     "to your cart; use Notify me instead.")
+    preorder = [{**tea[0], "availability": "preorder"}]
+    assert "availability_contradiction" not in fa_rules("Sure! Just add **Steel Tea Ceremony, Vol. 2** to your cart.",
+                                                        intent="checkout_help", query="?", catalog=preorder)

@@ -86,6 +86,20 @@ def test_availability_reads_negated_in_stock_as_out_of_stock():
     assert statuses == ["out_of_stock", "in_stock"]
 
 
+def test_japanese_stock_phrases_with_each_particle_and_their_negation():
+    statuses = [s for s, _ in stock.availability_mentions("第11巻は在庫もございます。第10巻は在庫はございません。")]
+    assert statuses == ["in_stock", "out_of_stock"]
+
+
+def test_a_prompt_to_buy_says_the_product_can_be_bought_unless_negated_or_left_open():
+    def prompts(text: str) -> list[str]:
+        return [s for s, _ in stock.purchase_prompts(text)]
+    assert prompts("Just add Vol. 2 to your cart and it ships together.") == ["buyable"]
+    assert prompts("「カートに入れる」ボタンから、そのままご購入いただけます。") == ["buyable"]
+    assert prompts("Sold-out items can't be added to the cart.") == []
+    assert prompts("The product page will show whether you can add it to your cart.") == []
+
+
 def test_japanese_share_and_detection():
     assert text.japanese_share("Hello there") == 0.0
     assert text.japanese_share("こんにちは") == 1.0

@@ -8,17 +8,20 @@ Read by the stock claims (``claims.commerce``), the coverage of an expected fact
 
 from __future__ import annotations
 
+import re
+
 from fmquality.language.negation import negated_after, negated_before
 from fmquality.language.text import normalize
 
 # Stock-status vocabulary of an online store, English and Japanese.
 AVAILABILITY_PHRASES: dict[str, tuple[str, ...]] = {
     "in_stock": ("in stock", "available now", "available to order", "ships today", "ready to ship", "ships right away",
-                 "back in stock", "在庫あり", "在庫がある", "在庫がござい", "在庫がありま", "在庫もありま", "すぐに発送",
-                 "すぐにお届け", "即納"),
+                 "back in stock", "在庫あり", "在庫がある", "在庫がござい", "在庫もござい", "在庫はござい", "在庫がありま",
+                 "在庫もありま", "在庫はありま", "すぐに発送", "すぐにお届け", "即納"),
     "out_of_stock": ("out of stock", "sold out", "currently unavailable", "unavailable", "not available",
                      "not in stock", "no stock", "在庫切れ", "品切れ", "売り切れ", "完売", "在庫がありません",
-                     "在庫がない", "在庫はありません", "在庫はない", "入荷待ち"),
+                     "在庫がない", "在庫はありません", "在庫はない", "在庫もありません", "在庫がございません",
+                     "在庫はございません", "在庫もございません", "入荷待ち"),
     "preorder": ("pre-order", "preorder", "pre order", "available for pre-order", "not released yet",
                  "予約受付", "予約注文", "予約販売", "ご予約", "発売前"),
     "limited": ("limited stock", "only a few left", "few left", "few copies left", "low stock", "almost sold out",
@@ -32,7 +35,13 @@ _NEGATION_FLIP = {"in_stock": "out_of_stock", "out_of_stock": "in_stock", "limit
 
 # Stated vs catalog statuses that are not a contradiction ("only a few left" of an in-stock item,
 # "not available yet" of a pre-order).
-COMPATIBLE_STOCK = {("limited", "in_stock"), ("in_stock", "limited"), ("out_of_stock", "preorder")}
+COMPATIBLE_STOCK = {("limited", "in_stock"), ("in_stock", "limited"), ("out_of_stock", "preorder"),
+                    ("buyable", "in_stock"), ("buyable", "limited"), ("buyable", "preorder")}
+
+# Telling the shopper to put a product in the cart or buy it now says it can be bought ("buyable"):
+# true of anything but a sold-out title. Negated ("can't be added to the cart"), it says nothing.
+_PURCHASE_PROMPTS = ("add it to your cart", "add them to your cart", "to your cart", "to the cart", "buy it now",
+                     "order it now", "カートに入れ", "カートに追加", "ご購入いただけます", "購入できます", "ご注文いただけます")
 
 
 def availability_mentions(text: str) -> list[tuple[str, int]]:
@@ -55,3 +64,22 @@ def availability_mentions(text: str) -> list[tuple[str, int]]:
                     hits.append((effective, start))
             start = norm.find(phrase, end)
     return sorted(hits, key=lambda h: h[1])
+
+
+# "The product page will show whether you can add it to your cart": a question left open, not a prompt.
+_OPEN_QUESTION = re.compile(r"\b(?:whether|if)\b[^.!?\n]*$|かどうか")
+
+
+def purchase_prompts(text: str) -> list[tuple[str, int]]:
+    """("buyable", position in ``normalize(text)``) of each prompt to buy or add to the cart, not negated."""
+    norm = normalize(text or "")
+    hits: dict[int, tuple[str, int]] = {}
+    for phrase in _PURCHASE_PROMPTS:
+        for match in re.finditer(re.escape(phrase), norm):
+            start = match.start()
+            if any(s <= start < s + 20 for s in hits) or negated_before(norm[max(0, start - 25):start]) \
+                    or _OPEN_QUESTION.search(norm[max(0, start - 40):start]) \
+                    or negated_after(norm[match.end():match.end() + 8]) or re.match(r"\s*ません", norm[match.end():]):
+                continue
+            hits[start] = ("buyable", start)
+    return sorted(hits.values(), key=lambda h: h[1])

@@ -138,6 +138,33 @@ def test_a_volume_count_of_another_edition_is_not_this_listings():
     assert rules(wrong) == ["attribute_contradiction"]
 
 
+@pytest.mark.parametrize(("session_date", "response", "fails"), [
+    ("2025-03-10", "Since it's unopened, you're within the 30-day return window.", True),  # 41 days
+    ("2025-02-20", "Since it's unopened, you're within the 30-day return window.", False),  # 23 days
+    ("2025-03-10", "Sorry, it's outside the return window, which closed on February 27.", False),
+    ("2025-02-20", "Sorry, the window has closed for this one.", True),
+    ("2025-03-10", "If it had arrived this month, you'd be within the 30-day window.", False),  # a condition
+    ("2025-03-10", "未開封ですので、返品期間内です。", True),
+])
+def test_inside_or_past_a_window_counted_from_delivery_against_the_pages_dates(session_date, response, fails):
+    page = {"session_date": session_date, "order": {"order_id": "112-1", "status": "delivered", "eta": "2025-01-28"}}
+    chunks = ["Unopened items can be returned within 30 days of delivery."]
+    report = factual_accuracy.check(case(response, intent="return_request", catalog=[], page_context=page,
+                                         retrieved_chunks=chunks, query="Can I still return it?"), None)
+    assert ("order_contradiction" in rules(report)) is fails
+
+
+@pytest.mark.parametrize(("response", "fails"), [
+    ("**Fullmetal Alchemist** is finished: it wraps up in 18 volumes.", True),
+    ("**Fullmetal Alchemist** is finished: it wraps up in 27 volumes.", False),
+    ("**Fullmetal Alchemist** ends at 18 volumes.", True),
+])
+def test_a_series_length_in_the_words_a_chatbot_uses(response, fails):
+    catalog = [{"asin": "B0FMA000001", "title": "Fullmetal Alchemist, Vol. 1", "price": 9.99, "series_volumes": 27}]
+    report = factual_accuracy.check(case(response, catalog=catalog, intent="product_question"), None)
+    assert ("attribute_contradiction" in rules(report)) is fails
+
+
 @pytest.mark.parametrize(("query", "response", "fails"), [
     ("who wrote Chainsaw Man?", "That's **Rumiko Takahashi**!", True),
     ("who wrote Chainsaw Man?", "That's **Tatsuki Fujimoto**!", False),

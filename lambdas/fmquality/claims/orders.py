@@ -166,6 +166,7 @@ def order_facts(case: TestCase, reading: Reading) -> OrderFacts:
     _compare_dates(case, orders, reading, facts)
     if len(orders) == 1:
         _compare_time_to_delivery(case, orders[0], reading, facts)
+        _compare_return_window(case, orders[0], reading, facts)
     if len(orders) == 1 and not any(isinstance(v, list) and v and isinstance(v[0], dict) and "status" in v[0]
                                     for v in orders[0].values()):
         _compare_status(orders[0], reading.text, facts)
@@ -275,6 +276,44 @@ def _compare_time_to_delivery(case: TestCase, order: dict, reading: Reading, fac
             else:
                 facts.contradictions.append(f"delivery {said!r} stated; the order's ETA {eta.isoformat()} is {calendar} "
                                             f"day(s) after the session's date {today.isoformat()}")
+
+
+# A window counted from delivery in the knowledge ("within 30 days of delivery", 到着後30日以内), and the
+# answer saying the shopper is inside it or past it ("you're within the 30-day return window", 期限を過ぎて).
+_WINDOW_KNOWN = re.compile(r"\bwithin (\d{1,3}) (?:calendar )?days? (?:of|from|after) (?:delivery|receipt|arrival)"
+                           r"|(?:到着|お届け|受け取り|受取|配達)(?:日)?(?:後|から)\s*(\d{1,3})\s*日(?:以内|間)")
+_INSIDE = re.compile(r"\bwithin (?:the |your )?(?:(\d{1,3})[- ]day )?(?:return |refund |change-of-mind )*(?:window|period)\b"
+                     r"|\bstill (?:eligible|returnable|in time)\b|(?:返品|返金)?(?:期限|期間)内")
+_OUTSIDE = re.compile(r"\b(?:outside|past|beyond) (?:the |your )?(?:(\d{1,3})[- ]day )?(?:return |refund |change-of-mind )*"
+                      r"(?:window|period)\b|\bwindow (?:has )?(?:closed|passed|expired|ended)\b|(?:期限|期間)を(?:過ぎ|超え)")
+
+
+def _compare_return_window(case: TestCase, order: dict, reading: Reading, facts: OrderFacts) -> None:
+    """Inside or past a window counted from delivery, said plainly, against the days from the
+    delivery date on the page to the session's date. The window is the answer's own ("30-day") or the
+    knowledge's only one; a day either way is left alone (whether the day of delivery counts)."""
+    today = _iso_date((case.page_context.model_extra or {}).get("session_date"))
+    delivered = _iso_date(order.get("delivered_date")
+                          or (order.get("eta") if status_family(str(order.get("status") or "")) == "delivered" else None))
+    known = {int(next(g for g in m.groups() if g)) for chunk in case.retrieved_chunks
+             for m in _WINDOW_KNOWN.finditer(normalize(chunk))}
+    if today is None or delivered is None or not known:
+        return
+    elapsed = (today - delivered).days
+    for index in range(len(reading.spans)):
+        sentence = reading.sentence(index)
+        if is_conditional(sentence) or is_negated(sentence) or is_question(sentence):
+            continue
+        for pattern, inside in ((_INSIDE, True), (_OUTSIDE, False)):
+            for match in pattern.finditer(sentence):
+                days = int(match.group(1)) if match.group(1) else (next(iter(known)) if len(known) == 1 else None)
+                if days is None:
+                    continue  # several windows and the answer names none of them
+                if elapsed > days + 1 if inside else elapsed < days:
+                    facts.contradictions.append(f"{match.group(0)!r} stated; delivered {delivered.isoformat()}, {elapsed} days "
+                                                f"before the session's date {today.isoformat()}, against a {days}-day window")
+                else:
+                    facts.verified.append(f"{match.group(0)!r}: {elapsed} days since delivery")
 
 
 def _iso_date(value: object) -> date | None:

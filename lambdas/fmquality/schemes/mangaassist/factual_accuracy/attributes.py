@@ -27,8 +27,8 @@ _AUTHOR_IS = re.compile(r"\b(?:author|mangaka|creator|writer)\s+(?:is|was)\s+([A
 # How long a series is, said as such: "complete in 14 volumes", "45 volumes in all", 全14巻, 14巻で完結
 # ("these 2 volumes", 「2巻まで」 are counts of something else).
 VOLUME_COUNT = re.compile(
-    r"(?:complete(?:d)? (?:in|at|with)|(?:runs|ran|spans|spanned|totals?|has|had|wrapped up (?:at|in)|ended (?:at|in)|"
-    r"finished (?:at|in)|concluded (?:at|in)|is|was)(?: a)?)\s+(\d+)(?:-| )volumes?\b"
+    r"(?:complete(?:d)? (?:in|at|with)|(?:runs|ran|spans|spanned|totals?|has|had|(?:wraps|wrapped|wrapping) up (?:at|in)|"
+    r"(?:ends|ended) (?:at|in)|(?:finishes|finished) (?:at|in)|(?:concludes|concluded) (?:at|in)|is|was)(?: a)?)\s+(\d+)(?:-| )volumes?\b"
     r"|(\d+) volumes? (?:in total|total|in all|long)\b|(\d+)-volume (?:series|run)\b|series of (\d+) volumes\b"
     r"|全\s*(\d+)\s*巻|(\d+)\s*巻(?:で)?完結")
 # Edition words: a sentence about another edition than the listing's ("the 完全版 has 18 volumes").

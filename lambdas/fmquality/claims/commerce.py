@@ -129,6 +129,10 @@ class StockClaim:
     collective: bool = False  # "both are in stock": said of every item, not of one of them
 
 
+_KIND_OF_ORDER = re.compile(r"\b(?:orders?|carts?|shipments?|anything)\s+(?:with|containing|that (?:includes?|contains?|has|have)|"
+                            r"including)\s+(?:an?\s+|any\s+)?$")
+
+
 def stock_claims(reading: Reading) -> list[StockClaim]:
     """Stock statuses stated of products; without products in play ("pre-orders are charged when
     they ship") a status word describes a kind of order, not a product's stock. A status said of
@@ -146,6 +150,8 @@ def stock_claims(reading: Reading) -> list[StockClaim]:
         sentence = reading.sentence(index)
         if condition_in(reading.norm[max(reading.spans[index][0], pos - 25):pos]):
             continue  # "it ships when it is back in stock": a condition, not the item's status
+        if _KIND_OF_ORDER.search(reading.norm[max(reading.spans[index][0], pos - 40):pos]):
+            continue  # "orders with a pre-order ship together": a kind of order, not a product's status
         if COLLECTIVE.search(sentence):
             # In order of mention, then of listing: the same claim (and evidence) on every run.
             named = list(dict.fromkeys([a for m in reading.mentions_in(index) for a in m.asins] + [

@@ -112,7 +112,7 @@ _DATE_ROLE_CUES = (
     ("other", re.compile(r"\b(?:return\w*|refund\w*|window|deadline|until|through|thru|ends?|ended|expires?|"
                          r"cancel\w*|sale|release\w*|valid|by when)\b|期限|返品|返金|まで|締め切り|発売|キャンセル")),
 )
-_DEADLINE_AFTER = re.compile(r"^\W{0,3}(?:まで|迄|までに)")
+_DEADLINE_AFTER = re.compile(r"^\W{0,3}(?:[(（][月火水木金土日](?:曜日?)?[)）]\W{0,2})?(?:まで|迄|までに)")
 _DATE_HEDGE = re.compile(r"\b(?:around|about|approximately|roughly|or so|give or take|usually|typically)\b|ごろ|頃|前後|目安|程度")
 
 

@@ -430,3 +430,43 @@ def test_telling_the_shopper_to_add_a_sold_out_title_to_the_cart_says_it_can_be_
     preorder = [{**tea[0], "availability": "preorder"}]
     assert "availability_contradiction" not in fa_rules("Sure! Just add **Steel Tea Ceremony, Vol. 2** to your cart.",
                                                         intent="checkout_help", query="?", catalog=preorder)
+
+
+# --- hold-out L: a deadline with its weekday, a kind of order ----------------------------------------------
+
+
+def test_a_deadline_with_its_weekday_in_brackets_is_not_the_orders_date():
+    order = {"session_date": "2025-08-05", "order": {"order_id": "250728-3302", "status": "delivered", "eta": "2025-07-31"}}
+    check = partial(fa_rules, intent="return_request", locale="ja-JP", query="返品できますか？", page_context=order)
+    assert "order_contradiction" not in check("7月31日のお届けですので、8月14日（木）までは返品を承れます。")
+    assert "order_contradiction" in check("8月2日（土）にお届けしましたので、返品を承れます。")
+
+
+def test_a_status_word_that_names_a_kind_of_order_is_no_products_status():
+    moonlit = [{"asin": "B0MOONLIT8", "title": "Moonlit Detective Club, Vol. 8", "price": 11.99, "currency": "USD",
+                "availability": "in_stock"},
+               {"asin": "B0MOONLIT9", "title": "Moonlit Detective Club, Vol. 9", "price": 11.99, "currency": "USD",
+                "availability": "preorder"}]
+    check = partial(fa_rules, intent="order_tracking", query="Why is it still processing?", catalog=moonlit)
+    assert "availability_contradiction" not in check("Orders with a pre-order ship together, so Moonlit Detective Club, "
+                                                     "Vol. 8 is being held.")
+    assert "availability_contradiction" in check("Moonlit Detective Club, Vol. 8 is a pre-order, so it is being held.")
+
+
+def test_a_publisher_named_for_a_product_against_the_catalogs():
+    blade = [{"asin": "B0BLADERF1", "title": "Blade of the Rice Fields, Vol. 1", "price": 11.99, "currency": "USD",
+              "availability": "in_stock", "publisher": "Kitsune Lantern Press"}]
+    check = partial(fa_rules, intent="product_question", query="Who publishes it?", catalog=blade)
+    assert "attribute_contradiction" in check("*Blade of the Rice Fields* is published by **Harborlight Press**.")
+    assert "attribute_contradiction" not in check("*Blade of the Rice Fields* is published by **Kitsune Lantern Press**.")
+    assert "attribute_contradiction" not in check("*Blade of the Rice Fields* was originally published by Shogakukan.")
+
+
+def test_volumes_out_so_far_may_leave_out_the_one_on_preorder():
+    atla = [{"asin": "B0ATLA0001", "title": "Deep Sea City Atla, Vol. 1", "title_ja": "深海都市アトラ 1", "price": 700,
+             "currency": "JPY", "availability": "in_stock", "series_volumes": 9},
+            {"asin": "B0ATLA0009", "title": "Deep Sea City Atla, Vol. 9", "title_ja": "深海都市アトラ 9", "price": 700,
+             "currency": "JPY", "availability": "preorder"}]
+    check = partial(fa_rules, intent="product_question", locale="ja-JP", query="何巻まで出ていますか？", catalog=atla)
+    assert "attribute_contradiction" not in check("『深海都市アトラ』は既刊8巻で、9巻は予約受付中です。")
+    assert "attribute_contradiction" in check("『深海都市アトラ』は現在11巻まで発売されております。")

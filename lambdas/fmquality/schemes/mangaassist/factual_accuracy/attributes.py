@@ -1,4 +1,4 @@
-"""Product attributes (attribute_accuracy): authors, volume counts and whether a series is finished,
+"""Product attributes (attribute_accuracy): authors, publishers, volume counts and whether a series is finished,
 attributed to a product, against the catalog, in English ("by ...", "X's Title", "the author is ...",
 "complete in 14 volumes", "is still ongoing") and Japanese (作者は…, 全14巻, 連載中). A contradiction
 is a hard failure."""
@@ -31,6 +31,10 @@ VOLUME_COUNT = re.compile(
     r"(?:ends|ended) (?:at|in)|(?:finishes|finished) (?:at|in)|(?:concludes|concluded) (?:at|in)|is|was)(?: a)?)\s+(\d+)(?:-| )volumes?\b"
     r"|(\d+) volumes? (?:in total|total|in all|long)\b|(\d+)-volume (?:series|run)\b|series of (\d+) volumes\b"
     r"|全\s*(\d+)\s*巻|(\d+)\s*巻(?:で)?完結")
+# How many volumes are out so far ("8 volumes out so far", 既刊21巻, 23巻まで発売): the catalog's count
+# less the volumes it lists as pre-orders (a series' count may include the one announced).
+RELEASED_COUNT = re.compile(r"(\d+) volumes? (?:out so far|so far|released so far|out now)\b|既刊\s*(\d+)\s*巻"
+                            r"|(\d+)\s*巻まで(?:発売|刊行|出て)")
 # Edition words: a sentence about another edition than the listing's ("the 完全版 has 18 volumes").
 _EDITION_WORDS = re.compile(r"完全版|新装版|愛蔵版|大型版|特装版|フルカラー|文庫版|ワイド版|\b(?:deluxe|perfect|omnibus|box set|collector'?s|"
                             r"3-in-1|vizbig|fullmetal edition|master edition|hardcover edition|special edition)\b")
@@ -129,6 +133,43 @@ def _volume_count(item: CatalogItem) -> int | None:
     return None
 
 
+# "The English edition is published by Harborlight Press", "the publisher is Tsukimi Press". The
+# Japanese original's publisher ("originally published by Shueisha") is another company than the listing's.
+_PUBLISHED_BY = re.compile(r"\b(?:published|put out|released)\s+(?:in english\s+)?by\s+([A-Z][\w.&'-]+(?:\s+[A-Z][\w.&'-]+){0,3})"
+                           r"|\bpublisher\s+(?:is|was)\s+([A-Z][\w.&'-]+(?:\s+[A-Z][\w.&'-]+){0,3})")
+_ORIGINAL_EDITION = re.compile(r"\b(?:original(?:ly)?|in japan|japanese edition)\b", re.IGNORECASE)
+_COMPANY_WORDS = {"press", "books", "publishing", "publishers", "comics", "media", "entertainment", "manga", "inc", "the"}
+
+
+def _publishers(reading: Reading, start: int, sentence: str, right: list[str], wrong: list[str]) -> None:
+    """A publisher named for a product against the catalog's, when the catalog gives one."""
+    plain = re.sub(r"[*_]", " ", sentence)  # same length: positions still stand
+    if _ORIGINAL_EDITION.search(plain):
+        return
+    for match in _PUBLISHED_BY.finditer(plain):
+        claimed = match.group(1) or match.group(2)
+        for item in reading.attach_one_market(start + match.start()):
+            known = str((item.model_extra or {}).get("publisher") or "")
+            if not known:
+                continue
+            words = {loose_key(w) for w in claimed.split()} - _COMPANY_WORDS
+            if words & {loose_key(w) for w in known.split()} or loose_key(known) in loose_key(claimed):
+                right.append(f"{item.title} published by {claimed}: matches the catalog")
+            else:
+                wrong.append(f"{item.title} said to be published by {claimed}; the catalog's publisher is {known}")
+            break
+
+
+def _counts(reading: Reading, item: CatalogItem, so_far: bool) -> set[int]:
+    """The series' length the catalog gives; said as "out so far", also less the listed pre-orders of it."""
+    total = _volume_count(item)
+    if total is None or not so_far:
+        return {total} if total is not None else set()
+    series = re.split(r",|\s+vol|\s+\d+\s*$", item.title, flags=re.IGNORECASE)[0]
+    coming = [i for i in reading.case.catalog if i.availability == "preorder" and i.title.startswith(series)]
+    return {total, total - len(coming)}
+
+
 def attribute_accuracy(reading: Reading, report: CheckReport) -> None:
     nfkc = unicodedata.normalize("NFKC", reading.text)
     right: list[str] = []
@@ -160,10 +201,12 @@ def attribute_accuracy(reading: Reading, report: CheckReport) -> None:
                 right.append(f"{items[0].title} by {claimed}: matches the catalog")
             elif None not in same:
                 wrong.append(f"{items[0].title} attributed to {claimed}; the catalog's author is {items[0].author}")
+        _publishers(reading, start, sentence, right, wrong)
         raw = reading.norm[start:end]
         kept = [i for i, ch in enumerate(raw) if ch not in "*_"]  # where each character of plain stands in raw
         plain = "".join(raw[i] for i in kept)  # "complete at **42 volumes**"
-        for match in VOLUME_COUNT.finditer(plain):
+        counts = [(m, False) for m in VOLUME_COUNT.finditer(plain)] + [(m, True) for m in RELEASED_COUNT.finditer(plain)]
+        for match, so_far in counts:
             stated = int(next(g for g in match.groups() if g))
             # The count is about the product named nearest before it ("『灯籠の旅人』は連載中、『星喰いの竜』は
             # 全21巻"), not the sentence's first: its place in the sentence, markup put back.
@@ -173,7 +216,7 @@ def attribute_accuracy(reading: Reading, report: CheckReport) -> None:
                              if not any(w in normalize(t) for i in items for t in (i.title, i.title_ja or ""))]
             if not items or other_edition:
                 continue
-            if any(_volume_count(i) == stated for i in items):
+            if any(stated in _counts(reading, i, so_far) for i in items):
                 right.append(f"{items[0].title}: {stated} volumes matches the catalog")
             else:
                 wrong.append(f"{items[0].title}: {stated} volumes stated, catalog says {_volume_count(items[0])}")

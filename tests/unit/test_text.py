@@ -97,6 +97,7 @@ def test_a_prompt_to_buy_says_the_product_can_be_bought_unless_negated_or_left_o
     assert prompts("Just add Vol. 2 to your cart and it ships together.") == ["buyable"]
     assert prompts("「カートに入れる」ボタンから、そのままご購入いただけます。") == ["buyable"]
     assert prompts("Sold-out items can't be added to the cart.") == []
+    assert prompts("在庫切れの商品はカートに入れられません。") == []
     assert prompts("The product page will show whether you can add it to your cart.") == []
 
 

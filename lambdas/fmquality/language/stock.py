@@ -40,8 +40,8 @@ COMPATIBLE_STOCK = {("limited", "in_stock"), ("in_stock", "limited"), ("out_of_s
 
 # Telling the shopper to put a product in the cart or buy it now says it can be bought ("buyable"):
 # true of anything but a sold-out title. Negated ("can't be added to the cart"), it says nothing.
-_PURCHASE_PROMPTS = ("add it to your cart", "add them to your cart", "to your cart", "to the cart", "buy it now",
-                     "order it now", "カートに入れ", "カートに追加", "ご購入いただけます", "購入できます", "ご注文いただけます")
+_PURCHASE_PROMPTS = ("to your cart", "to the cart", "buy it now", "order it now", "カートに入れ", "カートに追加",
+                     "ご購入いただけます", "購入できます", "ご注文いただけます")
 
 
 def availability_mentions(text: str) -> list[tuple[str, int]]:
@@ -68,6 +68,8 @@ def availability_mentions(text: str) -> list[tuple[str, int]]:
 
 # "The product page will show whether you can add it to your cart": a question left open, not a prompt.
 _OPEN_QUESTION = re.compile(r"\b(?:whether|if)\b[^.!?\n]*$|かどうか")
+# 「カートに入れられません」, 「カートに追加できない」: the prompt denied further on.
+_DENIED_AFTER = re.compile(r"^[^。、.!?\n]{0,8}(?:ません|ない|できず)")
 
 
 def purchase_prompts(text: str) -> list[tuple[str, int]]:
@@ -78,8 +80,7 @@ def purchase_prompts(text: str) -> list[tuple[str, int]]:
         for match in re.finditer(re.escape(phrase), norm):
             start = match.start()
             if any(s <= start < s + 20 for s in hits) or negated_before(norm[max(0, start - 25):start]) \
-                    or _OPEN_QUESTION.search(norm[max(0, start - 40):start]) \
-                    or negated_after(norm[match.end():match.end() + 8]) or re.match(r"\s*ません", norm[match.end():]):
+                    or _OPEN_QUESTION.search(norm[max(0, start - 40):start]) or _DENIED_AFTER.match(norm[match.end():]):
                 continue
             hits[start] = ("buyable", start)
     return sorted(hits.values(), key=lambda h: h[1])

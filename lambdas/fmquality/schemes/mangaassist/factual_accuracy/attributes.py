@@ -33,7 +33,7 @@ VOLUME_COUNT = re.compile(
     r"|全\s*(\d+)\s*巻|(\d+)\s*巻(?:で)?完結")
 # How many volumes are out so far ("8 volumes out so far", 既刊21巻, 23巻まで発売): the catalog's count
 # less the volumes it lists as pre-orders (a series' count may include the one announced).
-RELEASED_COUNT = re.compile(r"(\d+) volumes? (?:out so far|so far|released so far|out now)\b|既刊\s*(\d+)\s*巻"
+_RELEASED_COUNT = re.compile(r"(\d+) volumes? (?:out so far|so far|released so far|out now)\b|既刊\s*(\d+)\s*巻"
                             r"|(\d+)\s*巻まで(?:発売|刊行|出て)")
 # Edition words: a sentence about another edition than the listing's ("the 完全版 has 18 volumes").
 _EDITION_WORDS = re.compile(r"完全版|新装版|愛蔵版|大型版|特装版|フルカラー|文庫版|ワイド版|\b(?:deluxe|perfect|omnibus|box set|collector'?s|"
@@ -205,7 +205,7 @@ def attribute_accuracy(reading: Reading, report: CheckReport) -> None:
         raw = reading.norm[start:end]
         kept = [i for i, ch in enumerate(raw) if ch not in "*_"]  # where each character of plain stands in raw
         plain = "".join(raw[i] for i in kept)  # "complete at **42 volumes**"
-        counts = [(m, False) for m in VOLUME_COUNT.finditer(plain)] + [(m, True) for m in RELEASED_COUNT.finditer(plain)]
+        counts = [(m, False) for m in VOLUME_COUNT.finditer(plain)] + [(m, True) for m in _RELEASED_COUNT.finditer(plain)]
         for match, so_far in counts:
             stated = int(next(g for g in match.groups() if g))
             # The count is about the product named nearest before it ("『灯籠の旅人』は連載中、『星喰いの竜』は

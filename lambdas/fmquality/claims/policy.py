@@ -321,10 +321,12 @@ def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
             unit == claim.unit and abs(v - claim.low) < 1e-6 for unit, v in given)
         if match is None and claim.unit == "duration":
             match = next((k for k in fitting if same_in_business_days(claim, k)), None)
+        # "Shipping: $0.00" is the knowledge's free shipping, whether or not the order qualifies (the judge's).
+        free = claim.high == 0 and claim.unit in ("usd", "jpy") and any(k.topic == "free_shipping" for k in knowledge)
         if match is not None:
             result.agree.append((claim, match))
         # What the answer works out (``worked``: a shortfall, a rate applied) is no second value of it.
-        elif fitting and not claim.negated and not elsewhere and not (worked and worked.applies(claim, fitting)):
+        elif fitting and not claim.negated and not elsewhere and not free and not (worked and worked.applies(claim, fitting)):
             result.contradict.append((claim, fitting))
         else:
             result.unknown.append(claim)
@@ -364,10 +366,14 @@ def value_statements(reading: Reading, context: str | None = None,
     price contradiction when it is wrong, and a sale, a total or another product's price when it is
     not), so they are not compared here."""
     out: list[ValueStatement] = []
+    prices = {(i.currency.lower(), round(i.price, 2)) for i in reading.items(reading.in_play)}
     for number in policy_numbers(reading.text, context, shopper_numbers=shoppers):
         if number.low != number.high or number.negated or number.unit == "date" or \
                 (number.topic == "discount" and number.unit in ("usd", "jpy")):
             continue  # a range or a negated number is not a single value; a date is an event's; an amount off varies with the order
+        if (number.unit, round(number.low, 2)) in prices:
+            continue  # a product's price in a sentence about shipping ("Vol. 1 at $10.99 + ..."): the catalog's
+
         if reported_number(number):
             continue  # another source's number ("the text you pasted says 20%"): not the answer's own
         section = _section_of(reading.norm, number.sentence)

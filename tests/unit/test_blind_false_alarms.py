@@ -470,3 +470,59 @@ def test_volumes_out_so_far_may_leave_out_the_one_on_preorder():
     check = partial(fa_rules, intent="product_question", locale="ja-JP", query="何巻まで出ていますか？", catalog=atla)
     assert "attribute_contradiction" not in check("『深海都市アトラ』は既刊8巻で、9巻は予約受付中です。")
     assert "attribute_contradiction" in check("『深海都市アトラ』は現在11巻まで発売されております。")
+
+
+# --- hold-out N: counts in the knowledge, prices beside a policy, free as $0, quoted policy text ---------
+
+SPIKE = [{"asin": "B0SPIKETH1", "title": "Spike Theory Vol. 1", "price": 10.99, "currency": "USD", "availability": "in_stock"},
+         {"asin": "B0STARFAL2", "title": "Starfall Courier Vol. 2", "price": 16.99, "currency": "USD", "availability": "in_stock"}]
+SHIPPING_RULES = ["Standard shipping is free on orders of $35.00 or more. Orders under $35.00 ship for a flat $4.99. "
+                  "Expedited shipping is $9.99 on any order."]
+
+
+def test_a_run_priced_as_many_copies_as_the_knowledge_counts_volumes_is_a_total():
+    check = partial(fa_rules, intent="recommendation", query="How much for all of it?", catalog=SPIKE[:1],
+                    retrieved_chunks=["Spike Theory: complete in 12 volumes, each $10.99."])
+    assert "price_contradiction" not in check("- **Spike Theory Vol. 1**: $10.99 per volume, 12 × $10.99 = $131.88 "
+                                              "for the whole series")
+    assert "price_contradiction" in check("- **Spike Theory Vol. 1**: $125.88")
+
+
+def test_product_prices_beside_a_shipping_policy_are_no_values_of_it(rubric):
+    def intra(response: str) -> list[str]:
+        case = TestCase.model_validate({"test_id": "n-1", "intent": "faq", "query": "Shipping on my order?",
+                                        "response": response, "catalog": SPIKE, "retrieved_chunks": SHIPPING_RULES})
+        return rules(consistency.check(case, rubric))
+    assert "self_contradiction" not in intra(
+        "Your subtotal is $27.98 (Spike Theory Vol. 1 at $10.99 + Starfall Courier Vol. 2 at $16.99), under the $35.00 "
+        "free-shipping threshold. If you add $7.02 or more in items, standard shipping becomes free.")
+    assert "self_contradiction" in intra("Standard shipping is free on orders of $35.00 or more. Actually, standard "
+                                         "shipping is free on orders of $40.00 or more.")
+
+
+def test_shipping_of_zero_is_the_knowledges_free_shipping():
+    check = partial(fa_rules, intent="checkout_help", query="Why is my total $41.47?", retrieved_chunks=SHIPPING_RULES)
+    assert "policy_contradiction" not in check("- Standard shipping: $0.00, your subtotal is over the $35.00 threshold")
+    assert "policy_contradiction" in check("- Standard shipping: $2.99, your subtotal is under the $35.00 threshold")
+
+
+def test_a_date_a_year_after_the_evidences_is_explained():
+    page = {"session_date": "2025-05-10", "customer": {"last_point_earned": "2025-03-02"}}
+    chunks = ["ポイントの有効期限：最後にポイントを獲得した日の1年後の同日まで有効です。"]
+    check = partial(fa_rules, intent="faq", locale="ja-JP", query="ポイントの期限は？", page_context=page,
+                    retrieved_chunks=chunks)
+    assert "order_contradiction" not in check("最後の獲得日が2025年3月2日ですので、有効期限は2026年3月2日となります。")
+    case = TestCase.model_validate({"test_id": "n-2", "intent": "faq", "locale": "ja-JP", "query": "ポイントの期限は？",
+                                    "response": "有効期限は2026年3月2日となります。", "page_context": page, "retrieved_chunks": chunks})
+    hints = factual_accuracy.check(case, None).findings
+    assert not any("neither in the evidence" in h for h in hints)
+    wrong = case.model_copy(update={"response": "有効期限は2026年5月20日となります。"})
+    assert any("neither in the evidence" in h for h in factual_accuracy.check(wrong, None).findings)
+
+
+def test_a_status_in_quoted_policy_text_or_under_a_condition_is_no_state_of_the_order():
+    from fmquality.claims.orders import stated_order_statuses
+    answer = ("規約には「ご注文ステータスが『発送済み』になる前であれば、配送先を変更できます。」とございます。ご注文は現在「処理中」で、"
+              "まだ発送されておりません。発送済みになると変更できなくなります。")
+    assert stated_order_statuses(answer) == {"processing"}
+    assert stated_order_statuses("ご注文は発送済みです。") == {"shipped"}

@@ -33,6 +33,13 @@ def test_a_register_defect_is_a_finding_at_the_lowest_level(rubric, response, lo
     assert verdict.sub_scores["tone"] == 0.0 and "tone" not in verdict.weights
 
 
+def test_a_formula_the_assistant_takes_on_with_the_shopper_is_not_impolite(rubric):
+    def tone(response: str):
+        return offline_verdict(case(response, query="It says delivered but nothing is here"), rubric, ["tone"]).sub_scores.get("tone")
+    assert tone("Ugh, I'm sorry! Let's figure it out: check the porch and the mailroom first.") != 0.0
+    assert tone("Check the porch. Figure it out, it's not that hard.") == 0.0
+
+
 def test_without_a_register_defect_the_judge_abstains_on_tone(rubric):
     verdict = offline_verdict(case("Sure — it's unopened, so you can return it within 30 days of delivery.",
                                    query="Can I return an unopened book?"), rubric, ["tone"])

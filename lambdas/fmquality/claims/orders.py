@@ -76,15 +76,22 @@ _ORDER_STATUS_PATTERNS = [(family, re.compile(re.escape(p))) for family, phrases
                           for p in phrases]
 
 
+# Said under a condition after a status (「発送済みになると」, 「発送済みの場合」), and the policy's own words
+# quoted (「…『発送済み』になる前であれば…」): no state of this order.
+_JA_CONDITION_AFTER = re.compile(r"^み?[』」]?(?:に(?:なる|なった|なれば)(?:と|ら|前|まで|ば)?|の(?:場合|際|とき)|以降)")
+_QUOTED = re.compile(r"「[^」]{12,}」|“[^”]{12,}”|\"[^\"\n]{12,}\"")  # not a status named in quotes: 現在「処理中」
+
+
 def stated_order_statuses(text: str) -> set[str]:
-    norm = normalize(text)
+    norm = _QUOTED.sub(" ", normalize(text))
     # A phrase under a condition ("発送されましたら", "once it has shipped") states nothing yet.
     found = {family for family, pattern in _ORDER_STATUS_PATTERNS for m in pattern.finditer(norm)
-             if not conditional_ending(norm[m.end():m.end() + 2])
+             if not conditional_ending(norm[m.end():m.end() + 2]) and not _JA_CONDITION_AFTER.match(norm[m.end():])
              and not condition_in(norm[max(0, m.start() - 20):m.start()].split(".")[-1])}
     for match in _SHIPPED.finditer(norm):
         before = norm[max(0, match.start() - 20):match.start()]
-        if condition_in(before.split(".")[-1]) or conditional_ending(norm[match.end():match.end() + 2]):
+        if condition_in(before.split(".")[-1]) or conditional_ending(norm[match.end():match.end() + 2]) \
+                or _JA_CONDITION_AFTER.match(norm[match.end():]):
             continue  # "once it ships", "as soon as it's on its way"
         found.add("processing" if not_yet_before(before) else "shipped")
     return found

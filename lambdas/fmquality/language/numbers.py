@@ -172,7 +172,7 @@ _UNIT_ALIASES = {
     "日": "day", "日間": "day", "営業日": "day",
     "week": "week", "weeks": "week", "週間": "week", "週": "week",
     "month": "month", "months": "month", "ヶ月": "month", "か月": "month", "カ月": "month", "ヵ月": "month",
-    "year": "year", "years": "year", "年間": "year",
+    "year": "year", "years": "year", "年間": "year", "年後": "year", "年以内": "year",  # not 年 alone: 2025年 is a date
     "hour": "hour", "hours": "hour", "hrs": "hour", "時間": "hour",
     "%": "percent", "percent": "percent", "per cent": "percent", "パーセント": "percent",
     "item": "item", "items": "item", "volume": "item", "volumes": "item", "巻": "item", "点": "item",

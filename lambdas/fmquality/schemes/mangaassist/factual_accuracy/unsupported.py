@@ -106,7 +106,7 @@ def _date_offsets(case: TestCase, text: str) -> set[int]:
     for source in (*case.retrieved_chunks, case.query, *(m.content for m in case.conversation_history), text):
         for q in extract_quantities(source):
             days = q.in_days()
-            if days is not None and days <= 120:
+            if days is not None and days <= 366:  # up to a year ("1年後の同日まで有効")
                 offsets |= {int(days) + extra for extra in range(0, 5)}
     return offsets
 

@@ -308,12 +308,21 @@ def _writes_plain(query: str) -> bool:
     return bool(reg.plain) and not reg.polite and any(_CASUAL_END.search(p.strip()) for p in reg.plain)
 
 
+# "Let's figure it out", "let me look it up": the assistant doing it with or for the shopper.
+_TOGETHER = re.compile(r"\b(?:let'?s|let us|let me|we'?ll|we will|we can|i'?ll|i will|i can|help you)\s+$")
+
+
+def _said_to_shopper(formula: str, norm: str) -> bool:
+    return any(not _TOGETHER.search(norm[max(0, m.start() - 12):m.start()]) for m in re.finditer(re.escape(formula), norm))
+
+
 def tone_finding(case: TestCase, text: str) -> str | None:
     """A defect of register named by what was read: an impolite or blaming formula, English to a
     shopper writing Japanese, casual plain speech, broken keigo, あなた or telegraphic noun phrases
     to a Japanese shopper."""
     norm = normalize(text)
-    rude = [p for p in IMPOLITENESS if p in norm] + [m.group(0) for m in (*_DO_IT_YOURSELF.finditer(norm), *_BLAME.finditer(norm))]
+    rude = [p for p in IMPOLITENESS if _said_to_shopper(p, norm)] + [m.group(0) for m in (*_DO_IT_YOURSELF.finditer(norm),
+                                                                                           *_BLAME.finditer(norm))]
     if rude:
         return "impolite or blaming formulae: " + ", ".join(dict.fromkeys(rude[:4]))
     if (case.is_japanese or japanese_share(case.query) > 0.3) and japanese_share(text) < 0.2:

@@ -526,3 +526,34 @@ def test_a_status_in_quoted_policy_text_or_under_a_condition_is_no_state_of_the_
               "まだ発送されておりません。発送済みになると変更できなくなります。")
     assert stated_order_statuses(answer) == {"processing"}
     assert stated_order_statuses("ご注文は発送済みです。") == {"shipped"}
+
+
+LANTERNS = [{"asin": "B0LANTERN1", "title": "Lanterns of Kyoto Station Vol. 1", "price": 12.99, "currency": "USD",
+             "availability": "in_stock"},
+            {"asin": "B0LANTERN2", "title": "Lanterns of Kyoto Station Vol. 2", "price": 10.99, "currency": "USD",
+             "availability": "in_stock"}]
+
+
+def test_a_price_after_another_volumes_number_is_that_volumes():
+    check = partial(fa_rules, intent="checkout_help", catalog=LANTERNS,
+                    query="What's my subtotal? I have vol 1 and vol 2 of Lanterns of Kyoto Station.")
+    assert "price_contradiction" in check("Lanterns of Kyoto Station Vol. 1 at $12.99 plus Vol. 2 at $10.49.")
+    assert "price_contradiction" not in check("Lanterns of Kyoto Station Vol. 1 at $12.99 plus Vol. 2 at $10.99.")
+    # a series' length (全1巻) names no volume
+    hitokuchi = [{"asin": "B0HITOKUCH", "title": "Hitokuchi Kaidan", "title_ja": "ひとくち怪談", "price": 880, "currency": "JPY",
+                  "availability": "in_stock"},
+                 {"asin": "B0WAGASHI1", "title": "Wagashiya Honoka, Vol. 1", "title_ja": "和菓子屋ほのか 1", "price": 715,
+                  "currency": "JPY", "availability": "in_stock"}]
+    assert "price_contradiction" not in fa_rules("・『ひとくち怪談』（全1巻・¥880・在庫あり）\n・『和菓子屋ほのか』（1巻¥715）",
+                                                 intent="recommendation", locale="ja-JP", query="おすすめは？", catalog=hitokuchi)
+
+
+def test_a_point_in_time_after_before_is_no_condition_on_the_dates():
+    order = {"session_date": "2025-06-10", "order": {"order_id": "MA-5521", "status": "shipped", "ship_date": "2025-06-09",
+                                                     "eta": "2025-06-12"}}
+    check = partial(fa_rules, intent="order_tracking", query="Before the weekend?", page_context=order)
+    assert "order_contradiction" in check("It shipped June 9 and is expected to arrive on June 11, so you'll have it "
+                                          "well before the weekend.")
+    assert "order_contradiction" not in check("It shipped June 9 and is expected to arrive on June 12, so you'll have "
+                                              "it before the weekend.")
+    assert "order_contradiction" not in check("If it had shipped express, it would arrive on June 11.")

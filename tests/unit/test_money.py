@@ -54,6 +54,8 @@ def test_roles_of_amounts_around_two_product_prices():
     ("Your subtotal becomes $57.96, SPRING20 takes off $11.59.", "discount"),
     ("Adding both would bring you to $45.96.", "total"),
     ("商品合計が3,000円に360円届いていないため、ご利用いただけません。", "difference"),
+    ("Free shipping kicks in once your subtotal (after discounts, before tax) reaches $50.00.", "threshold"),
+    ("Below that, standard shipping is a flat $4.99 per order.", "fee"),
     ("Orders of $35 or more ship free.", "threshold"),
     ("通常6,600円のところ、5,940円です。", "list"),
 ])

@@ -33,7 +33,8 @@ _THRESHOLD_BEFORE = re.compile(
     r"(?:(?<!just )(?<!a little )(?<!a bit )(?:over|under)|above|below|more than|less than|at least|minimum(?: of| subtotal of| purchase of| order of)?|"
     r"min\.?|orders?(?: totaling| totalling| of| over| above| under| below)?|purchases?(?: of| over)?|"
     r"subtotals?(?: of| over| above| under| below)|spend(?:ing)?|threshold(?: of| is)?|starts? at|kicks in at|"
-    r"free(?:[- ]shipping)? (?:at|from|over|above)|送料無料(?:は|の条件は)?)" + _END)
+    r"free(?:[- ]shipping)? (?:at|from|over|above)|送料無料(?:は|の条件は)?"
+    r"|\b(?:once|when|if|as soon as)\b[^.$¥\n]{0,50}\b(?:reach(?:es)?|hits?|gets? to))" + _END)
 _THRESHOLD_AFTER = re.compile(
     r"^\s*(?:or more|or over|or higher|or above|and up|and above|\+(?!\s*[\d$¥￥])|minimum|min\b|threshold|line|mark|"
     r"free-shipping|free shipping|以上|未満|を超え|超|から送料|で送料無料|送料無料)")
@@ -62,7 +63,7 @@ _TOTAL_AFTER = re.compile(r"^\s*(?:in total|total\b|altogether|for (?:all|both|t
                           r"together|refund|back to (?:you|your)|の合計|合計|の総額|のお支払い|の返金|を返金)")
 _FEE_BEFORE = re.compile(
     r"(?:shipping(?: fee| cost| charge| rate)?(?: is| of| costs?| adds?| will be| would be| runs)?|"
-    r"delivery(?: fee| charge)?(?: is| of)?|(?:label|restocking|handling|service|cod|processing|wrapping|gift[- ]wrap(?:ping)?|"
+    r"delivery(?: fee| charge)?(?: is| of)?|(?:is |at |for )?a flat(?: rate of| fee of)?|(?:label|restocking|handling|service|cod|processing|wrapping|gift[- ]wrap(?:ping)?|"
     r"return(?: shipping)?) (?:fee|charge|cost)(?: of| is)?|fee(?: of| is)?|adds?|plus|送料(?:は|が|も)?|配送料(?:は)?|"
     r"手数料(?:は|が)?|返送料(?:は)?)" + _END)
 _FEE_AFTER = re.compile(r"^\s*(?:shipping|delivery fee|fee|label|restocking|handling|の送料|送料|手数料|の手数料|返送料)")
@@ -78,6 +79,7 @@ _SALE_BEFORE = re.compile(
 DISCOUNT_CONTEXT = re.compile(r"%|percent|\boff\b|\bsale\b|discount|deal|promo|coupon|\bcode\b|セール|割引|オフ|引き|"
                               r"キャンペーン|特価|クーポン|半額|\b(?!vol)[a-z]{3,}\d{1,3}\b")  # ... or a code: "with MANGA20"
 _SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？\n]")
+_ASIDE = re.compile(r"[(（][^()（）]{0,60}[)）]")
 _PARENTHETICAL_START = re.compile(r"^\s*[(（][^()（）]{0,12}[)）]")
 
 ROLES = ("unit", "list", "sale", "total", "difference", "discount", "threshold", "fee", "budget", "shopper", "term",
@@ -128,12 +130,13 @@ def table_roles(norm: str) -> dict[int, str]:
 
 def role_of(norm: str, price: Price, shopper_amounts: set[tuple[str, float]]) -> str:
     """The role of one amount, from the words of its sentence around it (``norm`` is the normalized text)."""
-    # Only the 48 characters before the amount are read, so only a sentence end among them matters
-    # (searching from the text's start made reading quadratic in the answer's length).
-    window = max(0, price.start - 49)
+    # Only the 100 characters before the amount are read (48 once asides are dropped), so only a
+    # sentence end among them matters (searching from the text's start made reading quadratic).
+    window = max(0, price.start - 101)
     ends = list(_SENTENCE_END.finditer(norm, window, price.start))
     sentence_start = ends[-1].end() if ends else 0
-    before = strip_markup(norm[max(sentence_start, price.start - 48):price.start]).rstrip()
+    # A closed aside before the amount is not its role ("once your subtotal (after discounts) reaches $50").
+    before = strip_markup(_ASIDE.sub(" ", norm[max(sentence_start, price.start - 100):price.start]))[-48:].rstrip()
     after = strip_markup(norm[price.end:price.end + 40])
     after = _PARENTHETICAL_START.sub("", after)  # "3,000円（税込）以上": the note is not the role
     if _THRESHOLD_BEFORE.search(before) or _THRESHOLD_AFTER.match(after):

@@ -218,6 +218,11 @@ def _date_role(sentence: str, date: DateMention) -> str | None:
     return role
 
 
+# "Well before the weekend", "until Friday": a point in time, not a condition on the sentence's dates.
+_TIME_PHRASE = re.compile(r"\b(?:before|after|until)\s+(?:the\s+)?(?:weekend|holidays?|end of (?:the )?(?:week|month)|"
+                          r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|tomorrow|tonight|noon|midnight)\b")
+
+
 def _compare_dates(case: TestCase, orders: list[dict], reading: Reading, facts: OrderFacts) -> None:
     """Dates the answer states plainly: any date of the page (verified), or a delivery or ship date
     that none of the orders has for that role, unhedged (a contradiction)."""
@@ -228,7 +233,7 @@ def _compare_dates(case: TestCase, orders: list[dict], reading: Reading, facts: 
     knowledge_dates = [d for chunk in case.retrieved_chunks for d in find_dates(chunk)]
     for index in range(len(reading.spans)):
         sentence = reading.sentence(index)
-        if is_conditional(sentence) or is_negated(sentence) or is_question(sentence):
+        if is_conditional(_TIME_PHRASE.sub(" ", sentence)) or is_negated(sentence) or is_question(sentence):
             continue
         for date in find_dates(sentence):
             role = _date_role(sentence, date)

@@ -46,6 +46,10 @@ _THE_OTHERS = re.compile(r"\bthe other (?:two|three|four|ones?|books?|titles?|pi
 COLLECTIVE = re.compile(r"\b(all|both|every|each of|all of them|they are|they're)\b|すべて|全て|どちらも|いずれも|どれも")
 
 
+# A volume named by its number ("Vol. 2", 2巻); not a series' length (全3巻).
+_VOLUME_LABEL = re.compile(r"\bvol(?:ume)?\.?\s*\d|(?<![全\d])\d+\s*巻")
+
+
 class Reading:
     """One text of a case (the answer, by default) read once: normalized text, sentence and list-line
     spans, catalog products named, and which product a statement at a position is about."""
@@ -147,6 +151,11 @@ class Reading:
             if not before and len(self.in_play) > 1 and (near := self._nearest_told_apart(pos, index)):
                 return near  # "the standard volumes are $12.99, the Deluxe Hardcover $29.99"
             nearest = max(before, key=lambda m: m.end) if before else min(inside, key=lambda m: m.start)
+            if before and len(self.in_play) > 1 and _VOLUME_LABEL.search(self.norm[nearest.end:pos]):
+                # "Vol. 1 at $12.99 plus Vol. 2 at $10.49": another listing's volume after the last title.
+                since = self._nearest_told_apart(pos, index, since=nearest.end)
+                if since and not {i.asin for i in since} & set(nearest.asins):
+                    return since
             return self._told_apart(self.items(nearest.asins), index)
         collective, refers_back = self._sentence_cues(index)
         if collective and len(self.products) > 1:
@@ -201,9 +210,10 @@ class Reading:
         """The words that tell each product in play from the others (read once)."""
         return distinct_words(self.items(self.in_play))
 
-    def _nearest_told_apart(self, pos: int, index: int) -> list[CatalogItem]:
-        """The product(s) in play whose own word comes last before ``pos`` in its sentence; [] for none."""
-        before = self.norm[self.spans[index][0]:pos]
+    def _nearest_told_apart(self, pos: int, index: int, since: int | None = None) -> list[CatalogItem]:
+        """The product(s) in play whose own word comes last before ``pos`` in its sentence (after
+        ``since``, when given); [] for none."""
+        before = self.norm[max(self.spans[index][0], since or 0):pos]
         best: tuple[int, list[CatalogItem]] = (-1, [])
         for item in self.items(self.in_play):
             for word in self._apart.get(item.asin, ()):

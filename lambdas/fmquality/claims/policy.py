@@ -373,7 +373,6 @@ def value_statements(reading: Reading, context: str | None = None,
             continue  # a range or a negated number is not a single value; a date is an event's; an amount off varies with the order
         if (number.unit, round(number.low, 2)) in prices:
             continue  # a product's price in a sentence about shipping ("Vol. 1 at $10.99 + ..."): the catalog's
-
         if reported_number(number):
             continue  # another source's number ("the text you pasted says 20%"): not the answer's own
         section = _section_of(reading.norm, number.sentence)

@@ -55,6 +55,16 @@ def test_a_sale_pushed_on_a_service_request_is_a_finding(rubric):
     assert "intent_relevance" in offline_verdict(fine, rubric, ["intent_relevance"]).weights
 
 
+def test_urgency_about_the_shoppers_own_cancellation_pushes_no_sale(rubric):
+    def relevance(response: str):
+        verdict = offline_verdict(case(response, intent="order_tracking", locale="ja-JP", query="キャンセルできますか？"),
+                                  rubric, ["intent_relevance"])
+        return verdict.sub_scores.get("intent_relevance")
+    assert relevance("はい、キャンセルできます。ご注文で使われたポイントも戻ります。\n（発送済みになるとキャンセルできなくなりますので、"
+                     "お早めにどうぞ）") != 0.0
+    assert relevance("はい、キャンセルできます。\n今ならポイント5倍キャンペーン中です。お早めにどうぞ！") == 0.0
+
+
 def test_every_pick_of_another_genre_than_asked_is_a_finding(rubric):
     catalog = [{"asin": "B0BERSERK1", "title": "Berserk, Vol. 1", "price": 12.99},
                {"asin": "B0YOTSUBA1", "title": "Yotsuba&!, Vol. 1", "price": 12.00}]

@@ -101,6 +101,13 @@ def test_a_prompt_to_buy_says_the_product_can_be_bought_unless_negated_or_left_o
     assert prompts("The product page will show whether you can add it to your cart.") == []
 
 
+def test_non_before_a_word_negates_it():
+    from fmquality.language.alignment import match_fact, read_units
+    answer = read_units("Digital purchases are non-refundable once downloaded, so it isn't eligible.")
+    assert match_fact("digital not refundable", answer).status != "contradicted"
+    assert match_fact("digital not refundable", read_units("Digital purchases are refundable.")).status == "contradicted"
+
+
 def test_japanese_share_and_detection():
     assert text.japanese_share("Hello there") == 0.0
     assert text.japanese_share("こんにちは") == 1.0

@@ -38,7 +38,8 @@ _NEGATION_EN = re.compile(rf"\b({'|'.join(_NEGATION_WORDS)})\b")
 # Japanese negation in a clause's characters, and as the segmenter's tokens (for its scope).
 _NEGATION_JA = re.compile(r"ません|ない(?!よう)|なかった|ず[、。に]|ずに|不可|できかね|お断り|なし(?![か])")
 _NEGATION_JA_TOKEN = re.compile(r"^(?:ない|ません|ませ|ず|なかっ|なく|ぬ|不可)$")
-_NEGATION_EN_TOKEN = re.compile(rf"^(?:{'|'.join(_NEGATION_WORDS)})$")
+# As a token, "non" is the prefix of "non-refundable": it negates the word it is joined to.
+_NEGATION_EN_TOKEN = re.compile(rf"^(?:{'|'.join(_NEGATION_WORDS)}|non)$")
 
 
 def expand_contractions(norm: str) -> str:

@@ -314,14 +314,26 @@ SERVICE_INTENTS = frozenset({"order_tracking", "return_request", "faq", "checkou
 
 def unsolicited_pitch(case: TestCase, reading: Reading) -> str | None:
     """A sale pushed with pressure on a shopper whose request is a service one and who asked about
-    no deal: a paragraph with sales words and an urgency or upsell formula."""
+    no deal: a paragraph with sales words and an urgency or upsell formula (not one urging the
+    shopper's own request: a cancellation before it ships)."""
     if case.intent not in SERVICE_INTENTS or any(_has_term(t, normalize(case.query)) for t in PROMOTION_WORDS):
         return None
     for paragraph in re.split(r"\n\s*\n", reading.norm):
-        pressure = PRESSURE.search(paragraph)
+        pressure = next((m for m in PRESSURE.finditer(paragraph) if not _urges_the_service(paragraph, m.start())), None)
         if pressure and any(_has_term(t, paragraph) for t in PROMOTION_WORDS):
             return f"pushes a sale the shopper did not ask about: {pressure.group(0)!r} in {paragraph.strip()[:80]!r}"
     return None
+
+
+# 「発送済みになるとキャンセルできなくなりますので、お早めにどうぞ」: the urgency is about the cancellation.
+_SERVICE_ACTION = re.compile(r"\b(?:cancel\w*|return\w*|refund\w*|exchange\w*|report\w*|claim\w*)\b|キャンセル|返品|返金|交換")
+
+
+def _urges_the_service(paragraph: str, at: int) -> bool:
+    """Whether the sentence holding the urgency at ``at`` is about the shopper's own request."""
+    start = max(paragraph.rfind(mark, 0, at) for mark in ".!?。！？\n") + 1
+    ends = [i for i in (paragraph.find(mark, at) for mark in ".!?。！？\n") if i != -1]
+    return bool(_SERVICE_ACTION.search(paragraph[start:min(ends) if ends else len(paragraph)]))
 
 
 def product_relevance(case: TestCase) -> Signal:

@@ -108,6 +108,16 @@ def test_non_before_a_word_negates_it():
     assert match_fact("digital not refundable", read_units("Digital purchases are refundable.")).status == "contradicted"
 
 
+def test_a_fact_said_with_its_polarity_in_a_neighbouring_sentence_is_conveyed():
+    from fmquality.language.alignment import match_fact, read_units
+    fact = "開封済みはお客様都合で返品不可"
+    answer = read_units("お客様都合による返品は「未開封・お届けから14日以内」の商品に限らせていただいております。"
+                        "開封済みの商品は、お客様都合での返品をお受けすることができません。")
+    assert match_fact(fact, answer).status == "covered"
+    granted = read_units("開封済みの商品も、お客様都合での返品をお受けいたします。")
+    assert match_fact(fact, granted).status == "contradicted"
+
+
 def test_japanese_share_and_detection():
     assert text.japanese_share("Hello there") == 0.0
     assert text.japanese_share("こんにちは") == 1.0

@@ -173,7 +173,17 @@ def match_fact(fact: str, answer: list[Unit]) -> FactMatch:
     words_ok = not target.tokens or (recall(target, best) >= 0.4
                                      and len(target.tokens & best.tokens) >= min(2, len(target.tokens)))
     # A negated stock phrase was already read as its opposite status above.
-    flipped = polarity_differs(target, best, frozenset({"stock"}) if fact_status else frozenset())
+    names = frozenset({"stock"}) if fact_status else frozenset()
+    flipped = polarity_differs(target, best, names)
+    # The fact said with its own polarity in another sentence ("limited to unopened items. Opened items
+    # cannot be returned") is conveyed there: the best-aligned sentence was its neighbour.
+    agreeing = [u for u in answer if flipped and parts(u)[0] >= 0.5 and not polarity_differs(target, u, names)
+                and len(target.tokens & u.tokens) >= min(2, len(target.tokens))]
+    if agreeing:
+        best = max(agreeing, key=lambda u: parts(u)[0])
+        coverage, number_hits, date_hits = parts(best)
+        numbers_ok, dates_ok, flipped = number_hits == len(specifics), date_hits == len(target.dates), False
+        words_ok = not target.tokens or recall(target, best) >= 0.4
     if flipped and coverage >= 0.3 and len(target.tokens & best.tokens) >= min(2, len(target.tokens)):
         return FactMatch("contradicted", 0.0, f"{fact!r}: stated with the opposite polarity ({best.text.strip()!r})")
     if coverage >= 0.5 and numbers_ok and dates_ok and words_ok and (not fact_status or said_status):

@@ -164,10 +164,14 @@ def _scoped(words: list[str]) -> set[int]:
             if following is not None:
                 scoped.add(following)
         elif _NEGATION_JA_TOKEN.match(word):
-            previous = next((i for i in range(index - 1, max(-1, index - 5), -1)
+            # Past a chain of function words: 受け(する こと が でき)ません.
+            previous = next((i for i in range(index - 1, max(-1, index - 8), -1)
                              if _concepts_of(words[i]) and not is_hiragana(words[i])), None)
             if previous is not None:
                 scoped.add(previous)
+                # 返品をお受けすることができません: the negated verb's object is refused with it.
+                if previous >= 2 and words[previous - 1] == "を" and _concepts_of(words[previous - 2]):
+                    scoped.add(previous - 2)
     return scoped
 
 

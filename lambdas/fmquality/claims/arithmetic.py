@@ -93,14 +93,17 @@ class AmountsInPlay:
         out |= {1 / 100, 1 / 10}
         return out
 
+    @cached_property
+    def _copies(self) -> list[int]:
+        """How many copies a total may be of one amount: a few, or a count in play ("complete in 12 volumes")."""
+        return sorted({*range(2, 11), *(int(n) for n in self.numbers if float(n).is_integer() and 10 < n <= 100)})
+
     def explains_as_total(self, amount: float, currency: str) -> str | None:
         """Whether ``amount`` is a few copies of one amount in play or a sum of two to four of them:
         a total that its words did not mark as one."""
         pool = sorted(self.money.get(currency, set()))
-        # A few copies, or as many as a count in play ("complete in 12 volumes": 12 x $10.99).
-        counts = sorted({*range(2, 11), *(int(n) for n in self.numbers if float(n).is_integer() and 10 < n <= 100)})
         for a in pool:
-            for count in counts:
+            for count in self._copies:
                 if close(a * count, amount, currency):
                     return f"{count} x {a:g}"
         for size in (2, 3, 4):

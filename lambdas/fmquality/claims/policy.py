@@ -307,6 +307,8 @@ def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
     (same value or inside the range, compatible conditions), contradicting (the knowledge gives the
     topic a different value under compatible conditions) or unknown (the knowledge is silent)."""
     result = PolicyComparison()
+    # "Shipping: $0.00" is the knowledge's free shipping, whether or not the order qualifies (the judge's).
+    free_shipping = any(k.topic == "free_shipping" for k in knowledge)
     for claim in claims:
         if claim.unit == "date":
             continue
@@ -321,8 +323,7 @@ def compare_policies(claims: list[PolicyNumber], knowledge: list[PolicyNumber],
             unit == claim.unit and abs(v - claim.low) < 1e-6 for unit, v in given)
         if match is None and claim.unit == "duration":
             match = next((k for k in fitting if same_in_business_days(claim, k)), None)
-        # "Shipping: $0.00" is the knowledge's free shipping, whether or not the order qualifies (the judge's).
-        free = claim.high == 0 and claim.unit in ("usd", "jpy") and any(k.topic == "free_shipping" for k in knowledge)
+        free = free_shipping and claim.high == 0 and claim.unit in ("usd", "jpy")
         if match is not None:
             result.agree.append((claim, match))
         # What the answer works out (``worked``: a shortfall, a rate applied) is no second value of it.

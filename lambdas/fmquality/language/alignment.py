@@ -177,11 +177,11 @@ def match_fact(fact: str, answer: list[Unit]) -> FactMatch:
     flipped = polarity_differs(target, best, names)
     # The fact said with its own polarity in another sentence ("limited to unopened items. Opened items
     # cannot be returned") is conveyed there: the best-aligned sentence was its neighbour.
-    agreeing = [u for u in answer if flipped and parts(u)[0] >= 0.5 and not polarity_differs(target, u, names)
+    agreeing = [(parts(u), u) for u in answer if flipped and not polarity_differs(target, u, names)
                 and len(target.tokens & u.tokens) >= min(2, len(target.tokens))]
+    agreeing = [(p, u) for p, u in agreeing if p[0] >= 0.5]
     if agreeing:
-        best = max(agreeing, key=lambda u: parts(u)[0])
-        coverage, number_hits, date_hits = parts(best)
+        (coverage, number_hits, date_hits), best = max(agreeing, key=lambda pu: pu[0][0])
         numbers_ok, dates_ok, flipped = number_hits == len(specifics), date_hits == len(target.dates), False
         words_ok = not target.tokens or recall(target, best) >= 0.4
     if flipped and coverage >= 0.3 and len(target.tokens & best.tokens) >= min(2, len(target.tokens)):

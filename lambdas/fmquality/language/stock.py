@@ -75,12 +75,13 @@ _DENIED_AFTER = re.compile(r"^[^。、.!?\n]{0,8}(?:ません|ない|できず)"
 def purchase_prompts(text: str) -> list[tuple[str, int]]:
     """("buyable", position in ``normalize(text)``) of each prompt to buy or add to the cart, not negated."""
     norm = normalize(text or "")
-    hits: dict[int, tuple[str, int]] = {}
+    hits: list[tuple[str, int]] = []
     for phrase in _PURCHASE_PROMPTS:
         for match in re.finditer(re.escape(phrase), norm):
             start = match.start()
-            if any(s <= start < s + 20 for s in hits) or negated_before(norm[max(0, start - 25):start]) \
+            # Two phrases of one prompt (「カートに入れる」ボタンから…ご購入いただけます) are one claim.
+            if any(abs(at - start) < 20 for _, at in hits) or negated_before(norm[max(0, start - 25):start]) \
                     or _OPEN_QUESTION.search(norm[max(0, start - 40):start]) or _DENIED_AFTER.match(norm[match.end():]):
                 continue
-            hits[start] = ("buyable", start)
-    return sorted(hits.values(), key=lambda h: h[1])
+            hits.append(("buyable", start))
+    return sorted(hits, key=lambda h: h[1])

@@ -313,7 +313,12 @@ _TOGETHER = re.compile(r"\b(?:let'?s|let us|let me|we'?ll|we will|we can|i'?ll|i
 
 
 def _said_to_shopper(formula: str, norm: str) -> bool:
-    return any(not _TOGETHER.search(norm[max(0, m.start() - 12):m.start()]) for m in re.finditer(re.escape(formula), norm))
+    at = norm.find(formula)
+    while at != -1:
+        if not _TOGETHER.search(norm[max(0, at - 12):at]):
+            return True
+        at = norm.find(formula, at + 1)
+    return False
 
 
 def tone_finding(case: TestCase, text: str) -> str | None:

@@ -30,7 +30,7 @@ from fmquality.language import japanese
 from fmquality.domain.case import CatalogItem, TestCase
 from fmquality.scoring.signal import Abstain, Signal, SignalFn
 from fmquality.language.numbers import ORDINAL_PHRASE, extract_prices, find_dates, same_price
-from fmquality.language.text import has_japanese, japanese_share, normalize
+from fmquality.language.text import has_japanese, japanese_share, normalize, segment_spans
 
 REQUEST_WORDS = frozenset(
     """recommend recommendation suggest suggestion look looking want need help tell know find please give show
@@ -331,9 +331,7 @@ _SERVICE_ACTION = re.compile(r"\b(?:cancel\w*|return\w*|refund\w*|exchange\w*|re
 
 def _urges_the_service(paragraph: str, at: int) -> bool:
     """Whether the sentence holding the urgency at ``at`` is about the shopper's own request."""
-    start = max(paragraph.rfind(mark, 0, at) for mark in ".!?。！？\n") + 1
-    ends = [i for i in (paragraph.find(mark, at) for mark in ".!?。！？\n") if i != -1]
-    return bool(_SERVICE_ACTION.search(paragraph[start:min(ends) if ends else len(paragraph)]))
+    return any(start <= at < end and _SERVICE_ACTION.search(paragraph[start:end]) for start, end in segment_spans(paragraph))
 
 
 def product_relevance(case: TestCase) -> Signal:

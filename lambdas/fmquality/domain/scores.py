@@ -45,6 +45,7 @@ HARD_FAIL_RULES: tuple[str, ...] = (
     "unsupported_code",  # a coupon or promo code presented as one that no evidence carries
     "wrong_language",  # the answer (or a sentence of it) is in another language than the shopper's
     "truncated_response",  # the answer stops mid-sentence
+    "repeated_text",  # a sentence of the answer said again word for word
     "length_out_of_range",  # longer or shorter than the rubric's length rule for the intent
     "empty_response",
 )

@@ -90,6 +90,12 @@ class Register:
     keigo_misuse: list[str] = field(default_factory=list)
     fragments: list[str] = field(default_factory=list)  # no predicate at all: "価格：594円。"
     sentences: int = 0
+    # Casual speech: plain sentences whose predicate is a verb, an adjective or an auxiliary ("在庫あるよ",
+    # "できるね"), not an interjection ("こんにちは！", "ごめんなさい"), which has no polite form to miss;
+    # and a noun closed by a sentence-final particle ("ご了承ね"), where polite speech says ですね.
+    casual: list[str] = field(default_factory=list)
+    # A polite auxiliary anywhere, also inside a sentence ("在庫ありの商品ですので、…").
+    speaks_politely: bool = False
 
     @property
     def predicates(self) -> int:
@@ -113,6 +119,13 @@ def _ending(ws: tuple[Word, ...]) -> str | None:
     if last.pos1 == "助詞" and last.pos2 == "接続助詞" and last.surface in ("て", "で"):
         return "plain"  # "見てみて" (a plain request)
     return None
+
+
+def _noun_with_final_particle(ws: tuple[Word, ...]) -> bool:
+    """A sentence that closes a noun with よ/ね/な ("ご了承ね"): casual where polite speech says ですね."""
+    core = [w for w in ws if w.pos1 not in ("補助記号", "空白")]
+    return len(core) >= 2 and core[-1].pos1 == "助詞" and core[-1].pos2 == "終助詞" \
+        and core[-1].surface in ("よ", "ね", "な", "よね") and core[-2].pos1 == "名詞"
 
 
 def _misuse(ws: tuple[Word, ...]) -> list[str]:
@@ -161,8 +174,16 @@ def register(text: str) -> Register:
             result.polite.append(sentence)
         elif ending == "plain":
             result.plain.append(sentence)
+            core = [w for w in ws if w.pos1 not in ("補助記号", "空白") and not (w.pos1 == "助詞" and w.pos2 == "終助詞")]
+            # なさい closes set formulae (ごめんなさい, おやすみなさい) that have no other polite form.
+            if core[-1].pos1 != "感動詞" and not core[-1].surface.startswith("なさい"):
+                result.casual.append(sentence)
+        elif _noun_with_final_particle(ws):
+            result.casual.append(sentence)
         elif not any(w.pos1 in ("動詞", "形容詞", "助動詞") for w in ws):
             result.fragments.append(sentence)
+        result.speaks_politely = result.speaks_politely or any(
+            (w.pos1 == "助動詞" and w.lemma in _POLITE_AUX) or w.lemma in _POLITE_VERBS for w in ws)
         core = [w for w in ws if w.pos1 not in ("補助記号", "空白")]
         if len(core) >= 2 and core[-2].lemma == "だ" and core[-1].lemma == "有る" and core[-1].form.startswith("終止形"):
             result.dearu.append(sentence)  # the sentence ends in である

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from fmquality.language.catalog_index import index_for, key_of, title_keys
 from fmquality.claims.reading import Reading, reading_of
@@ -28,6 +29,7 @@ from fmquality.language.text import (
     japanese_share,
     normalize,
     romaji_key,
+    split_sentences,
     romanize,
     script_of,
     word_count,
@@ -157,6 +159,18 @@ _CUT_JA = re.compile(r"(?:[、,]|を|に|が|は|の|と|で|て|へ|や|も|か
 _OPEN_CLOSE = (("(", ")"), ("（", "）"), ("「", "」"), ("『", "』"), ("[", "]"))
 
 
+def _ends_with_mark(line: str) -> bool:
+    """Whether a line ends as a sentence may: on an end mark, a closing bracket or quote, an ellipsis or
+    a pictograph (an emoji, a symbol)."""
+    last = line.rstrip()[-1:]
+    return bool(last) and (last in ".!?。！？…)）」』]】〉》\"”’~〜♪" or unicodedata.category(last) in ("So", "Sk"))
+
+
+def _list_item(line: str) -> bool:
+    """A list line; a line that opens with bold (**Title** ...) is running text, not a bullet."""
+    return is_list_line(line) and not line.lstrip().startswith("**")
+
+
 def truncation(text: str) -> str | None:
     """Why the answer stops mid-sentence, or None. A list line needs no full stop, but it cannot end
     on a comma or a particle either; an emoji, a full stop or a closing mark ends anything."""
@@ -167,13 +181,43 @@ def truncation(text: str) -> str | None:
     opened = [o for o, c in _OPEN_CLOSE if last.count(o) > last.count(c)]
     if opened:
         return f"the last line opens {opened[0]!r} and never closes it: {last[-40:]!r}"
-    if not last or not re.search(r"[\w\u3040-\u30ff\u4e00-\u9fff、,]$", last):
-        return None  # ends on punctuation, a symbol or an emoji
+    if not last or _ends_with_mark(last):
+        return None
     tail = normalize(last)
     if has_japanese(tail[-3:]) and _CUT_JA.search(tail):
         return f"the last line stops on {tail[-1]!r}: {last[-40:]!r}"
     if not has_japanese(tail[-3:]) and _CUT_EN.search(tail):
         return f"the last line stops on {tail.split()[-1]!r}: {last[-40:]!r}"
+    if not _list_item(lines[-1]) and not lines[-1].lstrip().startswith(("#", "|")):
+        # Running text ends its last sentence with an end mark; this one stops on a word, a number or
+        # a sign that opens what follows ($, -, %). A list line, a table row or a heading may go without.
+        return f"the last sentence stops without an end mark: {last[-40:]!r}"
+    if _list_item(lines[-1]):
+        siblings = [re.sub(r"[*_`~]+", "", line).rstrip() for line in lines[:-1] if _list_item(line)]
+        if siblings and all(_ends_with_mark(s) for s in siblings):
+            # Every other item of the list ends with an end mark: this one was cut inside its sentence.
+            return f"the last list item stops without the end mark every other item has: {last[-40:]!r}"
+    return None
+
+
+def _sentence_key(sentence: str) -> str:
+    return re.sub(r"[\W_]+", " ", normalize(sentence)).strip()
+
+
+def repeated_sentence(text: str) -> str | None:
+    """A sentence (six words or more, or fifteen Japanese characters) said again word for word in the
+    same answer: a paragraph or a line pasted twice. Two cards of one layout differ in their titles
+    and numbers, so they are not the same sentence."""
+    seen: set[str] = set()
+    for line in (text or "").splitlines():
+        for sentence in split_sentences(line):
+            key = _sentence_key(sentence)
+            long_enough = len(key.split()) >= 6 or len(re.sub(r"[^\u3040-\u30ff\u4e00-\u9fff]", "", key)) >= 15
+            if not long_enough:
+                continue
+            if key in seen:
+                return f"says the same sentence twice: {sentence.strip()[:60]!r}"
+            seen.add(key)
     return None
 
 
@@ -237,6 +281,10 @@ def check(case: TestCase, rubric: Rubric) -> CheckReport:
     if cut:
         report.hard_failures.append(HardFailure(rule="truncated_response", dimension=NAME, sub_score="grammar", detail=cut))
         report.findings.append(cut)
+    repeated = repeated_sentence(reading.text)
+    if repeated:
+        report.hard_failures.append(HardFailure(rule="repeated_text", dimension=NAME, sub_score="grammar", detail=repeated))
+        report.findings.append(repeated)
     language = language_problem(case)
     if language:
         report.hard_failures.append(HardFailure(rule="wrong_language", dimension=NAME, sub_score="tone", detail=language))

@@ -334,11 +334,15 @@ def tone_finding(case: TestCase, text: str) -> str | None:
         return "answers a Japanese shopper in English"
     if japanese_share(text) > 0.3:
         try:
-            reg = japanese.register(text)
+            reg = japanese.register(_QUOTED_JA.sub("「」", text))  # quoted words are someone else's register
         except japanese.AnalyzerMissing:
             return None
         if len(reg.plain) >= 2 and len(reg.plain) >= PLAIN_SHARE_FINDING * reg.predicates and not _writes_plain(case.query):
             return f"{len(reg.plain)} of {reg.predicates} sentences in casual plain form to a shopper: {reg.plain[0][:30]!r}"
+        if reg.speaks_politely and reg.casual and not _writes_plain(case.query):
+            # The answer speaks politely and drops into casual speech: a shop does not say 在庫あるよ
+            # to a customer, once or more (a greeting or an apology has no polite form to miss).
+            return f"{len(reg.casual)} sentence(s) in casual speech among polite ones: {reg.casual[0][-30:]!r}"
         if len(set(reg.keigo_misuse)) >= 2:
             return "misused keigo: " + ", ".join(dict.fromkeys(reg.keigo_misuse))
         addressed = _SECOND_PERSON_JA.search(_QUOTED_JA.sub("", text))

@@ -19,7 +19,8 @@ from fmquality.scoring.plan import CheckReport
 
 _BY_NAME = re.compile(r"(?<!published )(?<!translated )(?<!illustrated )(?<!sold )(?<!shipped )(?<!fulfilled )"
                       r"(?<!recommended )(?<!distributed )(?<!imprint )(?<!made )(?<!stocked )"
-                      r"\bby\s+(?:the\s+(?:legendary|great|late|acclaimed)\s+)?([A-Z][\w.'-]+(?:\s+[A-Z][\w.'-]+){0,3})")
+                      r"\bby\s+(?:the\s+(?:legendary|great|late|acclaimed)\s+)?([A-Z][\w.'-]+(?:\s+[A-Z][\w.'-]+){0,3}"
+                      r"|[\u3040-\u30ff\u4e00-\u9fff][\u3040-\u30ff\u4e00-\u9fffA-Za-z]{1,11})")
 _NOT_A_NAME = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|tomorrow|"
                          r"today|tonight|noon|midnight|the end|end of|next|this|then|email|phone|mail)", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"\b([A-Z][\w.-]+(?:\s+[A-Z][\w.-]+){0,2})'s\s+")
@@ -103,6 +104,40 @@ def _named_authors(reading: Reading, nfkc: str) -> list[tuple[str, list[CatalogI
     return found
 
 
+# A name in brackets right after a title, its volume or its closing marks: "**Horimiya, Vol. 1** (HERO &
+# Daisuke Hagiwara)", 『ダンジョン飯』1巻（九井諒子）.
+_AFTER_TITLE = re.compile(r"^[*_』」]*\s*巻?\s*(?:,?\s*vol(?:ume)?\.?\s*\d+|\d+\s*巻|第?\d+\s*巻)?[*_]*\s*[(（]([^()（）]{2,40})[)）]", re.IGNORECASE)
+_NOT_A_PERSON = re.compile(r"\d|[$¥円€£%]|在庫|予約|残り|発売|完結|連載|\b(?:in stock|out of stock|sold out|pre-?order|"
+                           r"edition|vol|volumes?|complete|ongoing|english|japanese|hardcover|paperback|set|box)\b", re.IGNORECASE)
+
+
+def _bracketed_authors(reading: Reading, nfkc: str) -> list[tuple[str, list[CatalogItem], bool]]:
+    """Names in brackets right after a product's title: (name, the product, whether the bracket is an
+    author for sure). A bracket that is the title in another form, a price, a stock word or an edition
+    is no name. A name is an author for sure when it is the author of a product of the case; an
+    unknown name only when the answer's other brackets of this kind hold their products' authors (the
+    list's layout says what the bracket holds)."""
+    others = [i for i in reading.case.catalog if i.author]
+    found: list[tuple[str, list[CatalogItem], bool]] = []
+    for mention in reading.mentions:
+        match = _AFTER_TITLE.match(nfkc[mention.end:mention.end + 60])
+        if not match or len(mention.asins) != 1:
+            continue
+        claimed = match.group(1).strip()
+        item = reading.by_asin[mention.asins[0]]
+        if _NOT_A_PERSON.search(claimed) or not item.author or any(
+                loose_key(claimed) and (loose_key(claimed) in key or key in loose_key(claimed))
+                for key in (loose_key(t) for t in (item.title, item.title_ja or "", item.title_romaji or "",
+                                                     romanize(item.title_ja or "")) if t) if len(key) >= 3):
+            continue
+        known = any(_same_author(claimed, i) for i in others)
+        found.append((claimed, [item], known))
+    if any(known and _same_author(c, items[0]) for c, items, known in found):
+        # The layout holds authors: every bracket of it is an author claim.
+        return [(c, items, True) for c, items, _ in found]
+    return [(c, items, known) for c, items, known in found if known]
+
+
 def _author_names(item: CatalogItem) -> list[str]:
     names = [item.author or "", *(str(v) for k, v in (item.model_extra or {}).items() if k.startswith("author") and v)]
     return [n for n in names if n]
@@ -114,7 +149,13 @@ def _same_author(claimed: str, item: CatalogItem) -> bool | None:
     if has_japanese(claimed) != any(has_japanese(n) for n in _author_names(item)):
         roman = {loose_key(w) for w in romanize(claimed).split()} if has_japanese(claimed) else set()
         known = {loose_key(w) for n in _author_names(item) for w in (romanize(n) if has_japanese(n) else n).split()}
-        return True if roman & known or {loose_key(w) for w in claimed.split()} & known else None
+        if roman & known or {loose_key(w) for w in claimed.split()} & known:
+            return True
+        # A kanji name's reading is not certain (栄一郎: eiichirou, eiichiro), but it starts as its
+        # romanization does: no word of the one beginning as a word of the other does is another person.
+        latin = roman or {loose_key(w) for w in claimed.split()}
+        near = any(a[:3] == b[:3] for a in latin for b in known if a and b)
+        return None if near else False
     claimed_words = {loose_key(w) for w in claimed.split()} - {""}
     for name in _author_names(item):
         known = {loose_key(w) for w in name.split()} - {""}
@@ -190,6 +231,7 @@ def attribute_accuracy(reading: Reading, report: CheckReport) -> None:
                 claims.append((m.group(1), reading.items(after.asins)))
         if index == 0:
             claims += named  # read once, with the first sentence
+            claims += [(c, items) for c, items, _ in _bracketed_authors(reading, nfkc)]
         for claimed, about in claims:
             if _NOT_A_NAME.match(claimed):
                 continue  # "arrives by August 20", "by Friday"

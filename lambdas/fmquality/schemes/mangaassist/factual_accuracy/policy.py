@@ -13,6 +13,7 @@ from fmquality.claims.commerce import amounts_in_play
 from fmquality.claims.policy import PolicyNumber, compare_policies, given_values, knowledge_policies
 from fmquality.claims.policy_applied import WorkedOut
 from fmquality.claims.reading import Reading
+from fmquality.claims.restated import restated_with_another_number
 from fmquality.domain.case import TestCase
 from fmquality.language.negation import is_conditional, is_negated, is_question
 from fmquality.language.numbers import extract_prices, extract_quantities
@@ -52,7 +53,10 @@ def policy_accuracy(case: TestCase, reading: Reading, claims: list[PolicyNumber]
     """Sets policy_accuracy; returns the claims the knowledge is silent on."""
     per_wrong = basis_contradictions(case, reading) if case.retrieved_chunks else []
     per_wrong += knowledge_contradictions(reading.text, case.retrieved_chunks)
-    if not claims and not per_wrong:
+    # What the reading by topic cannot place (a knowledge clause without a topic word), read clause
+    # against clause (``claims.restated``).
+    restated = restated_with_another_number(case, reading.text)
+    if not claims and not per_wrong and not restated:
         report.skip("policy_accuracy", "no policy number stated")
         return []
     if not case.retrieved_chunks:
@@ -68,6 +72,8 @@ def policy_accuracy(case: TestCase, reading: Reading, claims: list[PolicyNumber]
     right = [f"{c.text!r} ({c.topic}) matches the knowledge ({k.text!r})" for c, k in comparison.agree]
     wrong = [f"{c.text!r} ({c.topic}) contradicts the knowledge ({', '.join(repr(k.text) for k in ks)})"
              for c, ks in comparison.contradict] + per_wrong
+    if not comparison.contradict:
+        wrong += restated  # a number the topic reading contradicted is not reported twice
     for detail in wrong:
         report.hard_failures.append(HardFailure(rule="policy_contradiction", dimension=DIMENSION,
                                                 sub_score="policy_accuracy", detail=detail))

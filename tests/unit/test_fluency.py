@@ -243,3 +243,25 @@ def test_tone_a_reported_problem_needs_an_apology(rubric):
                      intent="return_request", query=query)
     assert offline_verdict(cold, rubric, ["tone"]).sub_scores["tone"] < 1.0
     assert "tone" in offline_verdict(warm, rubric, ["tone"]).abstained
+
+
+# --- grammar: repetition and casing, read the same on chat nobody here wrote (issue 30) -----------
+
+
+def test_words_said_again_lower_grammar_and_a_chosen_lower_case_style_does_not():
+    from fmquality.schemes.mangaassist.fluency.signal import grammar
+
+    repeated = grammar(make_case("i live in a rural area so i live in a rural area .", intent="chitchat"))
+    plain = grammar(make_case("i live in a rural area , close to the river .", intent="chitchat"))
+    assert repeated.score < plain.score
+    assert not any("lower case" in e for e in plain.evidence)  # lower case throughout is the text's style
+    mixed = grammar(make_case("I live near the river. we like it there.", intent="chitchat"))
+    assert any("lower case" in e for e in mixed.evidence)
+
+
+def test_sentences_opening_alike_in_a_row_read_as_repetitive():
+    from fmquality.schemes.mangaassist.fluency.signal import grammar
+
+    alike = grammar(make_case("i am a college student . i am in high school .", intent="chitchat"))
+    varied = grammar(make_case("i am a college student . my classes start in june .", intent="chitchat"))
+    assert alike.score < varied.score

@@ -166,6 +166,20 @@ def _repeated_phrases(sentences: list[str]) -> list[str]:
     return [" ".join(g) if g[0].isascii() else "".join(g) for g, n in grams.items() if n > 1]
 
 
+def _repeated_trigrams(sentences: list[str]) -> list[tuple[str, ...]]:
+    """Runs of three words said again in the same answer ("i am a student, but i am a student"), each
+    repeat once; a run of function words only ("it is a") is no content said again."""
+    words = [w for s in sentences for w in re.findall(r"[a-z0-9']+", normalize(_detokenize(s)))]
+    grams = [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for gram in grams:
+        if gram in seen and any(w not in _STOP for w in gram):
+            out.append(gram)
+        seen.add(gram)
+    return out
+
+
 _OVERT_PRONOUN = re.compile(r"^(?:それは|それが|その|あなた|彼は|彼女は|私たちは|これは)")
 
 
@@ -207,8 +221,15 @@ def grammar(case: TestCase) -> Signal:
     errors: list[str] = []
     english = [s for s in prose if japanese_share(s) <= 0.5]
     jp = [s for s in prose if japanese_share(s) > 0.5]
+    # A text written in lower case throughout (chat, a tokenized corpus) has chosen its style; a
+    # lower-case start is an error where the other sentences start with a capital.
+    capitalised = any(re.match(r"^\W*[A-Z]", s) for s in english)
     for sentence in english:
-        errors += english_errors(sentence)
+        errors += [e for e in english_errors(sentence) if capitalised or e != "the sentence starts in lower case"]
+    errors += [f"words said again: {' '.join(g)!r}" for g in _repeated_trigrams(english)]
+    openings = [tuple(re.findall(r"[a-z']+", normalize(s))[:2]) for s in english]
+    errors += [f"two sentences in a row open with {' '.join(a)!r}" for a, b in zip(openings, openings[1:])
+               if len(a) == 2 and a == b]
     if jp:
         try:
             reg = japanese.register("\n".join(jp))

@@ -42,3 +42,10 @@ def test_a_clause_about_something_else_is_not_a_restatement():
     chunk = "Returns are accepted within 30 days of delivery."
     other = "Standard shipping takes 5 days."
     assert restated_with_another_number(_case(other, [chunk]), other) == []
+
+
+def test_a_thousands_separator_is_no_clause_boundary():
+    """'1,000 years' is one number: split at its comma, '000 years' was read as 0 (QAGS-CNNDM)."""
+    chunk = "It has been 1,000 years since the ancestors of modern humans left Africa."
+    same = "It has been 1,000 years since the ancestors of modern humans left Africa, scientists say."
+    assert restated_with_another_number(_case(same, [chunk]), same) == []

@@ -21,7 +21,7 @@ from fmquality.language.negation import is_conditional, is_question, polarity_di
 # The kinds of number a policy clause states (``language.alignment``): durations in days, percentages.
 KINDS = ("duration", "percent")
 # Clause boundaries: punctuation, brackets, dashes, and the conjunctions that join two statements.
-_CLAUSE = re.compile(r"[、,;:：。!?！？()（）「」『』—–]|\s-\s|\b(?:but|so|though|while|whereas)\b|けど|けれど|ですが|ますが|ので")
+_CLAUSE = re.compile(r"[、;：。!?！？()（）「」『』—–]|[,:](?!\d)|\s-\s|\b(?:but|so|though|while|whereas)\b|けど|けれど|ですが|ますが|ので")
 # Said about the same thing: this share of the smaller clause's content words in both, and at least
 # this many of them (Japanese counts its character pairs too).
 SHARED_SHARE = 0.5

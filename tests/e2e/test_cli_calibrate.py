@@ -228,6 +228,8 @@ def test_checks_fit_and_signals_from_a_results_file(tmp_path, capsys):
     assert report["signals"] == {"judge": "unknown", "measured_on": ["calibrate_rated"], "signals": {}}
     assert yaml.safe_load(signals.read_text()) == {"judge": "unknown", "measured_on": ["calibrate_rated"],
                                                    "signals": {}}
+    # The hand-written results carry no answers: no similarity to measure, so no semantic scale.
+    assert not signals.with_name("semantic_scale.yaml").exists()
     html = (out / "calibration.html").read_text()
     assert "Checks on the labelled answers" in html and 'class="flagged"' in html and "Threshold fit" in html
     assert "threshold: 0.95}" in html

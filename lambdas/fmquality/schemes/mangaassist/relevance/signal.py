@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from fmquality.language import semantic
 from fmquality.language.vocabulary import concept_tokens
 from fmquality.language.alignment import is_claim, read_units
 from fmquality.language.catalog_index import index_for
@@ -268,6 +269,9 @@ def intent_relevance(case: TestCase) -> Signal:
     kind = _intent_kind(case, reading)
     if kind:
         signals.append(kind)
+    meaning = semantic.scaled_similarity(case.query, reading.text)
+    if meaning:
+        signals.append(meaning)
     shopper_japanese = case.is_japanese or japanese_share(case.query) > 0.3
     answer_share = japanese_share(reading.text)
     if shopper_japanese or answer_share > 0.3:

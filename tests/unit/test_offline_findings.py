@@ -210,3 +210,12 @@ def test_a_policy_granted_where_the_knowledge_excludes_the_shoppers_case(rubric,
 def test_an_offer_the_evidence_never_speaks_of_is_a_finding(rubric, response, chunks, finding):
     verdict = offline_verdict(case(response, retrieved_chunks=chunks), rubric, ["no_hallucination"])
     assert (verdict.sub_scores.get("no_hallucination") == 0.0 and "no_hallucination" not in verdict.weights) is finding
+
+
+def test_a_free_gift_message_is_a_service_not_an_invented_gift():
+    from fmquality.schemes.mangaassist.factual_accuracy.signal import invented_perk
+    chunks = ["Gift orders: at checkout you can add a gift message at no extra charge."]
+    case = TestCase.model_validate({"test_id": "t", "intent": "recommendation", "query": "Gift ideas?",
+                                    "response": "At checkout you can add a free gift message.", "retrieved_chunks": chunks})
+    assert invented_perk(case, case.response) is None
+    assert invented_perk(case, "We'll include a free gift with the order.")

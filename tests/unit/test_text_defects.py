@@ -79,3 +79,74 @@ def test_greetings_apologies_and_quoted_words_are_not_casual_speech(response):
 def test_a_shopper_who_writes_casually_may_be_answered_in_kind():
     response = "在庫ありの商品ですので、すぐ発送するね。"
     assert tone_finding(_ja(response, query="これ在庫ある？すぐ届くかな？"), response) is None
+
+
+@pytest.mark.parametrize("text", [
+    "ha ha i'm so shy",  # chat that writes in lower case and without full stops chose its style
+    "oh , cool ! electric or acoustic ? me , just got back from running to soccer practice",
+])
+def test_chat_written_in_lower_case_needs_no_end_mark(text):
+    assert truncation(text) is None
+
+
+def test_a_capitalised_answer_still_needs_its_end_mark():
+    assert truncation("Sure. The first volume is in stock and costs $9")
+    assert truncation("i can help. The first volume is in stock and costs $9")  # one capital: not lower case throughout
+
+
+@needs_analyser
+@pytest.mark.parametrize("response", [
+    "お気軽にご相談ください。\n1. お気に入りの巻をもう一度読み返す\n2. 連載中と完結済みのどちらがよいか\nを教えていただければ、お探しします。",
+    "返品の手順は次のとおりです。\n・注文履歴を開く\n・返品したい商品を選ぶ",
+])
+def test_a_list_item_in_plain_form_is_a_step_not_casual_speech(response):
+    assert tone_finding(_ja(response), response) is None
+
+
+@needs_analyser
+def test_a_list_item_closed_by_a_casual_particle_is_casual_speech():
+    response = "返品の手順は次のとおりです。\n1. 注文履歴を開くよ\n2. 返品したい商品を選んでね"
+    assert "casual" in (tone_finding(_ja(response), response) or "")
+
+
+def test_what_you_should_have_is_not_a_lesson_but_should_have_checked_is():
+    assert tone_finding(_en("So one email is exactly what you should have right now."),
+                        "So one email is exactly what you should have right now.") is None
+    lesson = "You should have checked the release date before ordering."
+    assert "impolite" in (tone_finding(_en(lesson), lesson) or "")
+
+
+def _en(response: str) -> TestCase:
+    return TestCase.model_validate({"test_id": "t", "intent": "order_tracking", "query": "Did it ship?", "response": response})
+
+
+@needs_analyser
+def test_a_bracketed_aside_at_the_end_does_not_hide_the_polite_predicate():
+    response = "発売日は3月4日でございます。予約商品は発売日当日に出荷いたします（一部地域を除く）。"
+    assert tone_finding(_ja(response), response) is None
+
+
+@pytest.mark.parametrize("text", ["3. Drop the package off at any", "If it hasn't turned up, contact us and we'll"])
+def test_a_last_line_stopping_on_a_determiner_or_a_contracted_modal_is_cut_off(text):
+    assert truncation(text)
+
+
+@pytest.mark.parametrize("response", [
+    "Honestly, this is pretty basic stuff, but fine, here goes: manga is from Japan.",
+])
+def test_calling_the_question_basic_is_condescending(response):
+    assert "impolite" in (tone_finding(_en(response), response) or "")
+
+
+def test_a_simple_step_is_not_condescension():
+    response = "It's simple: go to Orders, pick the item and tap Return."
+    assert tone_finding(_en(response), response) is None
+
+
+@needs_analyser
+@pytest.mark.parametrize("response", [
+    "クーポンコード欄にコードを入れればOKっす。1回の注文で1枚までです。",
+    "入力欄は次の手順で表示されます。普通に画面を見ればすぐ分かると思いますが、念のためご案内しました。",
+])
+def test_slang_and_it_is_obvious_are_off_register_in_a_polite_answer(response):
+    assert tone_finding(_ja(response), response)

@@ -75,8 +75,11 @@ def _english_events(sentence: str) -> list[str]:
         clause = after[: end.start()] if end else after
         # "immediately charged": an event word just before the verb belongs to it too.
         before = sentence[max(0, verb.start() - 16): verb.start()]
+        # "when the pre-order ships" names the shipping; its "when the pre-order" is not the placing.
+        shipping = [m.start() for m in _EVENT_EN[0][1].finditer(clause)]
         for event, pattern in _EVENT_EN:
-            for m in (*pattern.finditer(clause), *(m for m in pattern.finditer(before) if event == PLACE)):
+            found = [m for m in pattern.finditer(clause) if event == SHIP or m.start() not in shipping]
+            for m in (*found, *(m for m in pattern.finditer(before) if event == PLACE)):
                 denied = re.search(r"\bnot\s*$", m.string[: m.start()]) is not None
                 # "won't be charged until it ships": the charge comes with the event.
                 if negated and not re.match(r"(?:until|till)\b", m.group(0)):

@@ -29,7 +29,7 @@ from fmquality.claims.arithmetic import AmountsInPlay, close, discounted, writte
 from fmquality.claims.money import DISCOUNT_CONTEXT, discount_follows, role_of, table_roles
 from fmquality.claims.reading import COLLECTIVE, Reading
 from fmquality.domain.case import CatalogItem, TestCase
-from fmquality.language.catalog_index import distinct_words, index_for, word_position
+from fmquality.language.catalog_index import distinct_words, index_for, title_keys, told_apart, word_position
 from fmquality.language.negation import condition_in
 from fmquality.language.numbers import Price, extract_prices, extract_quantities, same_price
 from fmquality.language.stock import COMPATIBLE_STOCK, availability_mentions, purchase_prompts
@@ -271,7 +271,7 @@ def check_amounts(case: TestCase, reading: Reading, claims: list[PriceClaim]) ->
         if claim.role in ("unit", "list"):
             if _worked_out_beside_price(claim, claims, reading, pool):
                 derived.append(claim)  # explained (or not) as arithmetic below, like any derived amount
-            elif _check_catalog_price(claim, report, pool, knowledge_amounts):
+            elif _check_catalog_price(claim, report, pool, knowledge_amounts, reading):
                 derived.append(claim)
             continue
         if claim.role in ("sale", "total"):
@@ -311,8 +311,26 @@ def _worked_out_beside_price(claim: PriceClaim, claims: list[PriceClaim], readin
     return beside and pool.with_amounts(c.price for c in claims if c is not claim).derives(claim.price.amount, claim.price.currency)
 
 
+def _edition_named_instead(claim: PriceClaim, reading: Reading) -> CatalogItem | None:
+    """Another listing of the same title (an edition the answer never names in full) whose price the
+    amount is, when the amount's sentence or the one before tells that listing apart by its own word
+    ("... the paperback of Vol. 25? It's $9.99" beside "Vol. 25 (Digital)")."""
+    asins = {i.asin for i in claim.items}
+    keys = set().union(*(title_keys(i) for i in claim.items))
+    siblings = [i for i in reading.case.catalog if i.asin not in asins and title_keys(i) & keys]
+    if not siblings:
+        return None
+    index = reading.sentence_of(claim.price.start)
+    context = " ".join(reading.sentence(i) for i in (index - 1, index) if i >= 0)
+    told = told_apart([*claim.items, *siblings], context)
+    if len(told) == 1 and told[0].asin not in asins \
+            and any(close(p, claim.price.amount, claim.price.currency) for p in item_prices(told[0])):
+        return told[0]
+    return None
+
+
 def _check_catalog_price(claim: PriceClaim, report: AmountReport, pool: AmountsInPlay,
-                         knowledge_amounts: set[float]) -> bool:
+                         knowledge_amounts: set[float], reading: Reading) -> bool:
     """A unit or list price against its product's catalog price, into ``report``; True when it is
     left to explain as a total the words did not mark ("¥1,056" beside a ¥528 volume: two copies)."""
     price, items = claim.price, claim.items
@@ -323,6 +341,8 @@ def _check_catalog_price(claim: PriceClaim, report: AmountReport, pool: AmountsI
         report.agree.append(f"{price.text} = catalog price of {items[0].title}")
     elif price.amount in knowledge_amounts:
         report.agree.append(f"{price.text} for {items[0].title} is the knowledge's or the page's (a promotion, a cart)")
+    elif (edition := _edition_named_instead(claim, reading)) is not None:
+        report.agree.append(f"{price.text} = catalog price of {edition.title}, the edition the answer names")
     elif pool.explains_as_total(price.amount, price.currency) is not None:
         return True
     else:
@@ -380,7 +400,11 @@ def _discount_arithmetic(case: TestCase, reading: Reading, claim: PriceClaim, cl
     if len(bases) != 1 or len(percents) + len(fixed) != 1 \
             or DISCOUNT_CONTEXT.search(reading.sentence(reading.sentence_of(price.start))) is None:
         return None
-    if others.explains(price.amount, price.currency):
+    # One step on from an amount the answer worked out right before it ("15% off $38.00 brings the
+    # subtotal to $32.30 ... shipping $5.99 ... your total $38.29").
+    steps = [c.price for c in claims if c is not claim and c.price.start < price.start
+             and any(close(v, c.price.amount, price.currency) for v in expected)]
+    if others.explains(price.amount, price.currency) or (steps and others.with_amounts(steps).explains(price.amount, price.currency)):
         return None
     shown = [f"{b:,g} less {pct:g}%" for b in sorted(bases) for pct in sorted(percents)]
     shown += [f"{b:,g} less {d:,g}" for b in sorted(bases) for d in sorted(fixed)]

@@ -42,7 +42,7 @@ _BUDGET_BEFORE = re.compile(r"(?:budget(?: of| is)?|within(?: your)?|under your|
                             + _END)
 _BUDGET_AFTER = re.compile(r"^\s*(?:budget|limit|cap|total budget|以内|の予算|のご予算|まで(?:の|で)?(?:ご予算|予算))")
 _DIFFERENCE_AFTER = re.compile(
-    r"^\s*(?:less|more|cheaper|pricier|higher|lower|extra|short|in savings|savings|difference|"
+    r"^\s*(?:less|more|cheaper|pricier|higher|lower|extra|short|over\b|under (?:your|the) budget|in savings|savings|difference|"
     r"安|高|お得|の差|分お得|分の差|差|多く|不足|届いて(?:い|お)|届か|足りな|足りま)")
 _DIFFERENCE_BEFORE = re.compile(
     r"(?:difference(?: of| is)?|saves?(?: you)?|saving(?:s)?(?: of| you)?|you(?:'d| would| will)? save|"

@@ -43,7 +43,9 @@ _KATAKANA = re.compile(r"[\u30a1-\u30faー]")
 _SERIES_CUT = re.compile(r",|:|\(|（|\s[-–—]\s|\s+vol(?:ume)?s?\b\.?|\s+#\s*\d", re.IGNORECASE)
 # "ベルセルク 1巻", "ベルセルク（1）", "Berserk 1": the series without its volume.
 _VOLUME_TAIL = re.compile(r"[\s(（]*(?:第?\s*\d+\s*巻|\d+)\s*[)）]?\s*$")
-_EDITION_TAIL = re.compile(r"\s*[(（][^)）]*(?:edition|版|box|set)[^)）]*[)）]\s*$", re.IGNORECASE)
+# An edition or a format in brackets after the title: "(Collector's Edition)", "(Digital)", "（電子版）".
+_EDITION_TAIL = re.compile(r"\s*[(（][^)）]*(?:edition|版|box|set|digital|e-?book|paperback|hardcover|hardback|"
+                           r"電子|デジタル)[^)）]*[)）]\s*$", re.IGNORECASE)
 # "Knights of Sidonia Master Edition Vol. 1", "ベルセルク 大型版 1": the series without its edition words.
 _EDITION_WORDS = re.compile(r"\s+(?:[\w'’]+\s+)?(?:edition|omnibus|box set|complete set|collection)\b.*$"
                             r"|\s*(?:完全版|新装版|愛蔵版|特装版|大型版|フルカラー版|限定版|全\d+巻セット|\d+\s*[〜~-]\s*\d+巻セット)\s*.*$",

@@ -21,14 +21,20 @@ import re
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
+from collections.abc import Iterator
 from typing import Any
+
 from fmquality.domain.errors import AnalyzerMissing
+from fmquality.language.text import is_list_line
 
 # Lemmas (UniDic) of humble verbs (謙譲語).
 _HUMBLE_LEMMAS = {"申す", "参る", "致す", "伺う", "存じる", "拝見", "拝読", "拝借", "頂戴", "承る"}
 _POLITE_AUX = {"です", "ます"}
 _POLITE_VERBS = {"御座る", "下さる"}  # ございます, ください
 _SENTENCE_END = re.compile(r"(?<=[。！？!?])|\n")
+_CLOSING_ASIDE = re.compile(r"[（(][^（）()]*[）)]\s*(?=[。！？!?]?\s*$)")
+_SLANG_ENDING = re.compile(r"っす(?:ね|よ|か)?[。！？!?〜~ー]*\s*$")
+_CASUAL_PARTICLES = frozenset(("よ", "ね", "な", "ぞ", "わ", "さ", "の", "よね"))
 
 
 # One tagger per process, used by one thread at a time. A MeCab tagger keeps its parse state in the
@@ -160,17 +166,38 @@ def _misuse(ws: tuple[Word, ...]) -> list[str]:
     return found
 
 
+def _sentences(text: str) -> Iterator[tuple[str, bool]]:
+    """Each sentence of ``text``, and whether it stands on a list line."""
+    for line in (text or "").splitlines():
+        listed = is_list_line(line)
+        for sentence in _SENTENCE_END.split(line):
+            yield sentence.strip(), listed
+
+
+def _casual_particle(ws: tuple[Word, ...]) -> bool:
+    """The sentence closes on a final particle of casual speech (よ, ね, な, ぞ, わ, さ, の)."""
+    tail = [w for w in ws if w.pos1 not in ("補助記号", "空白")][-2:]
+    return any(w.pos1 == "助詞" and w.pos2 == "終助詞" and w.surface in _CASUAL_PARTICLES for w in tail)
+
+
 def register(text: str) -> Register:
     """Politeness of every Japanese sentence of ``text`` (list lines of cards included: a line
     without a predicate counts for neither side)."""
     result = Register()
-    for sentence in (s.strip() for s in _SENTENCE_END.split(text or "")):
+    for sentence, listed in _sentences(text):
         if not sentence or not re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", sentence):
             continue
-        ws = words(sentence)
+        # A bracket closing the sentence is an aside (出荷いたします（一部地域を除く）。): the predicate stands before it.
+        ws = words(_CLOSING_ASIDE.sub("", sentence) or sentence)
         result.sentences += 1
         ending = _ending(ws)
-        if ending == "polite":
+        if _SLANG_ENDING.search(sentence):
+            result.casual.append(sentence)  # 〜っす: the slang clipping of です, casual whatever it parses as
+        elif ending == "plain" and listed and not _casual_particle(ws):
+            # A list item in plain form (お気に入りの巻を読み返す, どちらがよいか) is a heading or a step,
+            # written so in polite answers too; only a casual particle (読み返すよ) makes it speech.
+            result.fragments.append(sentence)
+        elif ending == "polite":
             result.polite.append(sentence)
         elif ending == "plain":
             result.plain.append(sentence)

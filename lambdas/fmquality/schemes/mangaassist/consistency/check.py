@@ -22,6 +22,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from fmquality.language.alignment import comparable_pairs, read_units
+from fmquality.claims import eligibility
 from fmquality.claims.charge_timing import timing_flips
 from fmquality.claims.arithmetic import AmountsInPlay
 from fmquality.claims.commerce import amounts_in_play
@@ -157,6 +158,8 @@ def _intra_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     found += permission_flips(reading.text, case.query)
     found += order_status_flips(case, reading)
     found += timing_flips(reading.text)
+    said = eligibility.scopes(reading.text)
+    found += [eligibility.describe(a, b) for a, b in eligibility.conflicts(said, said) if said.index(a) < said.index(b)]
     units = read_units(reading.text)
     if found:
         report.set("intra_turn", 0.0, *found)
@@ -179,6 +182,10 @@ _ACKNOWLEDGEMENT = re.compile(r"\b(correction|sorry|apolog\w*|mistake|updated?|c
                               r"|訂正|失礼|申し訳|変更|現在|先ほど")
 
 
+# "As I mentioned", 「先ほども申し上げましたとおり」: the answer claims it says the same, the opposite of a correction.
+_AS_SAID = re.compile(r"\bas i (?:mentioned|said|noted|explained)(?: (?:earlier|before))?\b|先ほども?(?:申し上げ|お伝えし|ご案内し)(?:ました|た)(?:とおり|通り)")
+
+
 def _cross_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
     earlier = [m.content for m in case.conversation_history if m.role == "assistant"]
     if not earlier:
@@ -192,7 +199,7 @@ def _cross_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
             results.append((1.0 if outcome == "target" else 0.0, evidence[0], "wrong_reference"))
     page_extra = " ".join(str(v) for v in (case.page_context.model_extra or {}).values())
     change = _CHANGE_SIGNALS.search(normalize(case.query + " " + page_extra)) is not None
-    acknowledged = _ACKNOWLEDGEMENT.search(reading.norm) is not None
+    acknowledged = _ACKNOWLEDGEMENT.search(_AS_SAID.sub(" ", reading.norm)) is not None
     shoppers = shopper_numbers(case)
     before = [s for turn in earlier for s in value_statements(reading_of(case, turn), context_topic(case.query), shoppers)]
     now = value_statements(reading, conversation_topic(case), shoppers)
@@ -208,6 +215,13 @@ def _cross_turn(case: TestCase, reading: Reading, report: CheckReport) -> None:
             results.append((0.75, detail + " (the change is acknowledged)", "turn_contradiction"))
         else:
             results.append((0.0, detail, "turn_contradiction"))
+    if not change:
+        # A scope or a payer given the other way round (『ブルーロック』は対象です ... 対象外のため).
+        for first, second in eligibility.conflicts([s for turn in earlier for s in eligibility.scopes(turn)],
+                                                   eligibility.scopes(reading.text)):
+            detail = f"an earlier assistant turn and the answer: {eligibility.describe(first, second)}"
+            results.append((0.75, detail + " (the change is acknowledged)", "turn_contradiction") if acknowledged
+                           else (0.0, detail, "turn_contradiction"))
     if results:
         report.set("cross_turn", min(s for s, _, _ in results), *(e for _, e, _ in results))
         for score, detail, rule in results:

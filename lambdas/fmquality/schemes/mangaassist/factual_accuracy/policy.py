@@ -13,6 +13,7 @@ from fmquality.claims.commerce import amounts_in_play
 from fmquality.claims.policy import PolicyNumber, compare_policies, given_values, knowledge_policies
 from fmquality.claims.policy_applied import WorkedOut
 from fmquality.claims.reading import Reading
+from fmquality.claims import eligibility
 from fmquality.claims.restated import restated_with_another_number
 from fmquality.domain.case import TestCase
 from fmquality.language.negation import is_conditional, is_negated, is_question
@@ -53,6 +54,10 @@ def policy_accuracy(case: TestCase, reading: Reading, claims: list[PolicyNumber]
     """Sets policy_accuracy; returns the claims the knowledge is silent on."""
     per_wrong = basis_contradictions(case, reading) if case.retrieved_chunks else []
     per_wrong += knowledge_contradictions(reading.text, case.retrieved_chunks)
+    # What the knowledge covers or who it says pays, given the other way (電子書籍は対象外 / 電子書籍版も対象).
+    per_wrong += [f"the knowledge says {eligibility.describe(rule, said)}" for rule, said in eligibility.conflicts(
+        [s for chunk in case.retrieved_chunks for s in eligibility.scopes(chunk)], eligibility.scopes(reading.text),
+        general_first=True)]
     # What the reading by topic cannot place (a knowledge clause without a topic word), read clause
     # against clause (``claims.restated``).
     restated = restated_with_another_number(case, reading.text)

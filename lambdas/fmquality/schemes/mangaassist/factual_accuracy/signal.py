@@ -79,8 +79,8 @@ def unsupported_specifics(claim: Unit, values: set[float], dates: list) -> list[
 
 # Perks a store may promise: extras, gifts, credits, each named. One the evidence never mentions is
 # invented. A category word alone (特典, "extras") names no perk: the answer may be listing the
-# evidence's own extras under it.
-PERKS = re.compile(r"\b(?:bonus (?:item|gift|print|card|booklet|chapter|content|cover)|freebie|free gift|apology coupon|art print|poster|bookmark|"
+# evidence's own extras under it; "a free gift message" is a service said to cost nothing, not a gift.
+PERKS = re.compile(r"\b(?:bonus (?:item|gift|print|card|booklet|chapter|content|cover)|freebie|free gift(?! (?:message|note|wrap|wrapping|receipt|option))|apology coupon|art print|poster|bookmark|"
                    r"postcard|shikishi|sticker|acrylic stand|tote bag|first[- ]print(?:ing)? (?:bonus|extra)|exclusive (?:cover|extra|"
                    r"print|booklet|card)|art ?book)\b|おまけ|画集|ノベルティ|ブックカバー|しおり|栞|ポストカード|色紙|ステッカー|"
                    r"アクリルスタンド|クリアファイル|先着\d+名")

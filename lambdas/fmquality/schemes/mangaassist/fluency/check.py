@@ -154,7 +154,8 @@ def japanese_title_score(case: TestCase, rubric: Rubric, reading: Reading) -> tu
 # The last line stops on what cannot end a sentence: a comma, a conjunction, an article or a
 # preposition (English), a case particle or a て-form (Japanese), or inside an open bracket.
 _CUT_EN = re.compile(r"(?:,|\b(?:and|or|but|the|a|an|to|of|with|for|from|in|on|at|by|because|so|which|that|if|"
-                     r"your|our|is|are|was|were|will|can|could|would|should|\w+n't|not))\s*$")
+                     r"your|our|my|their|its|any|every|each|some|into|onto|via|than|until|during|"
+                     r"is|are|was|were|will|can|could|would|should|must|might|\w+n't|\w+'(?:ll|re|ve|d)|not))\s*$")
 _CUT_JA = re.compile(r"(?:[、,]|を|に|が|は|の|と|で|て|へ|や|も|から|より|ので|けど|けれど)\s*$")
 _OPEN_CLOSE = (("(", ")"), ("（", "）"), ("「", "」"), ("『", "』"), ("[", "]"))
 
@@ -169,6 +170,13 @@ def _ends_with_mark(line: str) -> bool:
 def _list_item(line: str) -> bool:
     """A list line; a line that opens with bold (**Title** ...) is running text, not a bullet."""
     return is_list_line(line) and not line.lstrip().startswith("**")
+
+
+def _chose_lower_case(text: str) -> bool:
+    """Latin-script text that starts no sentence with a capital: chat written in lower case, and
+    without full stops ("ha ha i'm so shy"), chose its style; its last sentence needs no end mark."""
+    starts = re.findall(r"(?:^|[.!?]\s+|\n\W*)([A-Za-z])", text)
+    return bool(starts) and not any(c.isupper() for c in starts)
 
 
 def truncation(text: str) -> str | None:
@@ -188,7 +196,7 @@ def truncation(text: str) -> str | None:
         return f"the last line stops on {tail[-1]!r}: {last[-40:]!r}"
     if not has_japanese(tail[-3:]) and _CUT_EN.search(tail):
         return f"the last line stops on {tail.split()[-1]!r}: {last[-40:]!r}"
-    if not _list_item(lines[-1]) and not lines[-1].lstrip().startswith(("#", "|")):
+    if not _list_item(lines[-1]) and not lines[-1].lstrip().startswith(("#", "|")) and not _chose_lower_case(text):
         # Running text ends its last sentence with an end mark; this one stops on a word, a number or
         # a sign that opens what follows ($, -, %). A list line, a table row or a heading may go without.
         return f"the last sentence stops without an end mark: {last[-40:]!r}"
@@ -246,6 +254,26 @@ def shopper_writes_japanese(case: TestCase) -> bool:
     return share > 0.3 or (case.is_japanese and share > 0.0) or (case.is_japanese and not re.search(r"[A-Za-z]{3}", case.query))
 
 
+_LOWER_WORD = re.compile(r"(?<![A-Za-z0-9@./_-])[a-z]{4,}(?![A-Za-z0-9@./_-])")
+
+
+def english_words_in_japanese(case: TestCase, text: str) -> list[str]:
+    """English words written into Japanese sentences where Japanese has its own (予約のpaymentは、
+    shipmentのタイミングで...): lower-case dictionary words, not names or titles (capitalised), codes,
+    addresses, quoted or bracketed words, nor words the case's own evidence or the shopper uses."""
+    evidence = normalize(" ".join([case.query, *(m.content for m in case.conversation_history), *case.retrieved_chunks,
+                                   case.page_context.model_dump_json(exclude_none=True),
+                                   *(i.model_dump_json() for i in case.catalog)]))
+    stripped = re.sub(r"『[^』]*』|「[^」]*」|\([^)]*\)|（[^）]*）|`[^`]*`|https?://\S+", " ", text or "")
+    found: list[str] = []
+    for line in stripped.splitlines():
+        for sentence in split_sentences(line):
+            if japanese_share(sentence) < 0.3:
+                continue
+            found += [w for w in _LOWER_WORD.findall(sentence) if w not in evidence and w not in found]
+    return found
+
+
 def language_problem(case: TestCase) -> str | None:
     """The answer, or part of it, in another language than the shopper's: an English answer to a
     shopper writing Japanese (or a Japanese answer to one writing English), or English sentences
@@ -258,6 +286,9 @@ def language_problem(case: TestCase) -> str | None:
         english = english_sentences(text)
         if english:
             return f"English sentences in a Japanese answer: {english[0][:60]!r}"
+        words = english_words_in_japanese(case, text)
+        if len(words) >= 2:
+            return f"English words inside Japanese sentences: {', '.join(words[:5])}"
     elif answer_japanese > 0.5 and japanese_share(case.query) == 0.0:
         return "the shopper writes English and the answer is in Japanese"
     return None

@@ -275,7 +275,7 @@ def grammar(case: TestCase) -> Signal:
 IMPOLITENESS = (
     "clearly you", "as i already said", "as i said", "like i said", "like i told you", "i already told you",
     "it's not that hard", "it is not that hard", "not rocket science", "figure it out", "not my problem",
-    "that's your problem", "your problem", "your fault", "you should have", "you should've", "whatever.",
+    "that's your problem", "your problem", "your fault", "whatever.",
     "deal with it", "get over it", "go away", "stop asking", "don't bother", "do you even", "did you even",
     "listen,", "get it?", "understand?", "seriously?", "duh", "read the faq", "just read", "look it up",
     "何度も言", "言ったはず", "自分で調べ", "しつこい", "わかりますか？", "当然です", "当たり前でしょう", "はいはい",
@@ -288,6 +288,10 @@ _BLAME = re.compile(
     r"|\bnext time,? (?:please )?(?:read|check|look|make sure|be (?:more )?careful|pay attention|double-check)\b"
     r"|\b(?:read|check|look) (?:more )?(?:carefully|properly) (?:next time|before)\b"
     r"|\bif you (?:had )?(?:asked|read|checked|looked|paid attention)\b[^.!?]{0,30}\b(?:clearer|properly|carefully|first|better)\b"
+    # Condescension: the question called basic, the answer called obvious to anyone who looked.
+    r"|\b(?:pretty|really|very|super) basic (?:stuff|question)\b|\bbasic stuff\b|普通に(?:見れば|読めば|考えれば)|見ればすぐ(?:分か|わか)"
+    # "You should have checked" holds a past act against the shopper; "what you should have" is possession.
+    r"|\byou should(?: have|'ve) (?:\w+ed|read|known|seen|done|taken|bought|chosen|written|gone|kept)\b"
     r"|\bbefore (?:reaching out|contacting us|asking (?:us|me)|bothering)\b|\bclearly (?:shows|states|says)\b"
     r"|\b(?:the )?information is (?:all )?(?:there|right there)\b|\bnext time,? actually\b"
     # Dismissals: the shopper's problem waved away.

@@ -85,7 +85,7 @@ _RATING_WORDS = {"all ages": 0, "全年齢": 0, "older teen": 16, "teen": 13, "m
 # A sentence that names a product to warn against it or set it aside, not to offer it.
 _WARNING = re.compile(r"\b(?:not (?:suitable|appropriate|recommended|a (?:good )?fit|for)|too (?:mature|violent|graphic|"
                       r"old|young|dark|expensive|pricey)|wait (?:until|till|a few years)|when (?:he|she|they)(?:'s|'re| is| are) older|"
-                      r"skip|avoid|over (?:your|the) budget|above (?:your|the) budget|exceeds?|beyond (?:your|the) budget)\b"
+                      r"skip(?:s|ped|ping)?|avoid(?:s|ed|ing)?|over (?:your|the) budget|above (?:your|the) budget|exceeds?|beyond (?:your|the) budget)\b"
                       r"|\b(?:left|ruled|leaving|ruling) (?:it |them )?out\b|\bexclud(?:e|ed|ing)\b"
                       r"|向きでは|向けではありません|おすすめできません|控え|避け|ご注意|予算(?:を|は)?(?:超え|オーバー)|予算外|"
                       r"(?:候補|対象)から(?:は)?(?:外|除)|除外")
@@ -165,12 +165,14 @@ _ONGOING_VALUES = ("ongoing", "running", "publishing", "連載中", "未完結")
 
 
 def _series_ongoing(case: TestCase, reading: Reading, item) -> bool:  # noqa: ANN001 - CatalogItem
-    """The catalog says the series is still running, or the answer itself says so of it."""
+    """The catalog says the series is still running; without a status in the catalog, the answer
+    itself says so of it (in its sentence, or the next one when that names no other product)."""
     fields = [str(v).lower() for k, v in (item.model_extra or {}).items() if "status" in k and k != "availability"]
-    if any(v.startswith(_ONGOING_VALUES) for v in fields):
-        return True
+    if fields:
+        return any(v.startswith(_ONGOING_VALUES) for v in fields)
     sentences = {reading.sentence_of(m.start) for m in reading.mentions if item.asin in m.asins}
-    sentences |= {i + 1 for i in sentences if i + 1 < len(reading.spans)}
+    named_others = {reading.sentence_of(m.start) for m in reading.mentions if item.asin not in m.asins}
+    sentences |= {i + 1 for i in sentences if i + 1 < len(reading.spans) and i + 1 not in named_others}
     return any(_ONGOING.search(reading.sentence(i)) for i in sentences)
 
 

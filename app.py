@@ -61,6 +61,7 @@ def build_app(
         catalog_uri=evaluation.catalog_uri,
         production_target_spec=evaluation.production_target.spec,
         generate_role_name=evaluation.functions.generate.role.role_name,
+        prepare_role_name=evaluation.functions.prepare.role.role_name,
         env=env,
         description=f"Example prompt-bundle release pipeline gated by the MangaAssist quality gate ({config.env_name})",
     )

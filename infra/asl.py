@@ -107,6 +107,26 @@ def load_definition(dimensions: Sequence[str] = DEFAULT_DIMENSIONS, path: Path =
     return expand.expand_definition_text(load_template(path), dimensions)
 
 
+def map_result_prefixes(definition: str) -> tuple[str, ...]:
+    """The key prefixes the Distributed Maps' ResultWriters write under (``ResultWriter.Parameters.Prefix``):
+    the state machine role's result-writer grant is derived from the definition, so the two cannot drift."""
+    prefixes: list[str] = []
+
+    def walk(states: Mapping[str, dict]) -> None:
+        for state in states.values():
+            prefix = state.get("ResultWriter", {}).get("Parameters", {}).get("Prefix")
+            if prefix and prefix not in prefixes:
+                prefixes.append(prefix)
+            for branch in state.get("Branches", []):
+                walk(branch["States"])
+            processor = state.get("ItemProcessor") or state.get("Iterator")
+            if processor:
+                walk(processor["States"])
+
+    walk(json.loads(definition)["States"])
+    return tuple(prefixes)
+
+
 def placeholders_in(text: str) -> set[str]:
     return set(_PLACEHOLDER.findall(text))
 

@@ -273,8 +273,10 @@ class GenerationConfig(_Strict):
     chatbot_function_arns: list[str] = Field(default_factory=list)
     # Secrets (full ARNs) holding the JSON headers of "http(s)://" targets.
     chatbot_header_secret_arns: list[str] = Field(default_factory=list)
-    # Models or inference profiles a "bedrock:" bundle (or a ModelVersionChanged event) may use. Empty:
-    # Generate gets no bedrock:InvokeModel at all (the judge's model is not lent to the candidate).
+    # Models or inference profiles a "bedrock:" bundle (or a ModelVersionChanged event) may use; the
+    # first is the default generation model (the shipped example bundle's and the docs' examples). Empty:
+    # Generate gets no bedrock:InvokeModel at all (the judge's model is not lent to the candidate). The
+    # judge's own model may not be listed (Prepare refuses a run whose judge grades its own answers).
     bedrock_generation_model_ids: list[str] = Field(default_factory=list)
     # Regions of the foundation models behind the profiles above; default from each profile's geography.
     bedrock_generation_model_regions: list[str] | None = None
@@ -347,6 +349,11 @@ class GenerationConfig(_Strict):
     def parameter_name(self, env_name: str) -> str:
         return self.production_target_parameter or f"/mangaassist/{env_name}/production-target"
 
+    @property
+    def default_model_id(self) -> str | None:
+        """The default generation model: the first allowed one (None when Generate may invoke none)."""
+        return self.bedrock_generation_model_ids[0] if self.bedrock_generation_model_ids else None
+
 
 def _all_match(values: list[str], pattern: re.Pattern[str], what: str) -> list[str]:
     bad = [v for v in values if not pattern.match(v)]
@@ -387,6 +394,10 @@ class ProductionWatchConfig(_Strict):
     # Firehose buffering before a file is written (dynamic partitioning needs at least 64 MB).
     buffer_interval_seconds: int = Field(default=300, ge=60, le=900)
     buffer_size_mb: int = Field(default=64, ge=64, le=128)
+    # Captured turns (production/turns/), capture errors (production/errors/) and the weekly samples
+    # (datasets/production/sample-*) are deleted this many days after they are written (S3 lifecycle;
+    # their previous versions a day later). Shoppers' turns, even redacted, are not kept longer.
+    retention_days: int = Field(default=30, ge=1, le=3650)
     online: OnlineJudgingConfig = Field(default_factory=OnlineJudgingConfig)
 
     @field_validator("schedule_expression")
@@ -563,6 +574,21 @@ class FmQualityConfig(_Strict):
         if value is not None and not _EMAIL.match(value):
             raise ValueError("must be an e-mail address or null")
         return value
+
+    @model_validator(mode="after")
+    def _judge_does_not_generate(self) -> "FmQualityConfig":
+        """A generation model that is the judge's (the same foundation model, whatever the profile) could
+        never produce a run that passes: Prepare refuses it ("a judge may not grade its own answers")."""
+        if self.judge != "bedrock":
+            return self
+        judge = model_foundation_id(self.judge_model_id)
+        for i, model_id in enumerate(self.generation.bedrock_generation_model_ids):
+            if model_foundation_id(model_id) == judge:
+                raise ValueError(
+                    f"generation.bedrock_generation_model_ids[{i}] {model_id!r} is the judge's model "
+                    f"({self.judge_model_id!r}): Prepare refuses every run that generates with it (a judge may "
+                    "not grade its own answers); list another model, or choose another judge_model_id")
+        return self
 
     @model_validator(mode="after")
     def _profile_regions_known(self) -> "FmQualityConfig":

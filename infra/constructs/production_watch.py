@@ -46,10 +46,10 @@ from infra.constructs.metrics import per_intent, project_metric, publish_metrics
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.online_judging import OnlineJudging
 from infra.constructs.policies import statement
-from infra.constructs.storage import REVIEW_PK_PREFIX, Storage
+from infra.constructs.storage import CAPTURE_ERRORS_PREFIX, CAPTURED_TURNS_PREFIX, REVIEW_PK_PREFIX, Storage
 
-TURNS_PREFIX = "production/turns/"
-ERRORS_PREFIX = "production/errors/"
+TURNS_PREFIX = CAPTURED_TURNS_PREFIX
+ERRORS_PREFIX = CAPTURE_ERRORS_PREFIX
 DRIFT_PREFIX = "production/drift/"
 SAMPLES_PREFIX = "datasets/production/"
 BUCKET_ARN_PARAMETER = "DataBucketArn"

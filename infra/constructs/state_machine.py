@@ -18,7 +18,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infra.asl import asl_substitutions, load_definition
+from infra.asl import asl_substitutions, load_definition, map_result_prefixes
 from infra.config import FmQualityConfig
 from infra.constructs import nag
 from infra.constructs.evaluation_functions import EvaluationFunctions
@@ -53,6 +53,7 @@ class EvaluationStateMachine(Construct):
         super().__init__(scope, construct_id)
         self._storage = storage
         self.name = state_machine_name(Stack.of(self).stack_name)
+        self.definition = load_definition(functions.dimensions)
         self.role = self._role(functions)
         self.log_group = logs.LogGroup(
             self,
@@ -72,7 +73,7 @@ class EvaluationStateMachine(Construct):
             "StateMachine",
             state_machine_name=self.name,
             state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_string(load_definition(functions.dimensions)),
+            definition_body=sfn.DefinitionBody.from_string(self.definition),
             definition_substitutions=self.substitutions,
             role=self.role,
             logs=state_machine_log_options(config, self.log_group),
@@ -98,18 +99,28 @@ class EvaluationStateMachine(Construct):
             assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
             description="fmquality evaluation state machine: invoke the gate's functions, read run items",
         )
+        # The ResultWriter's prefixes, read from the definition (runs/map-results): a Distributed Map
+        # writes its manifest and result files there as multipart uploads, lists the parts it uploaded,
+        # aborts an upload it cannot finish and reads back what it wrote (AWS's ResultWriter policy).
+        results = [self._storage.data_bucket.arn_for_objects(f"{prefix.rstrip('/')}/*")
+                   for prefix in map_result_prefixes(self.definition)]
         for grant in (
             statement("InvokeGateFunctions", ["lambda:InvokeFunction"],
                       [fn.function_arn for fn in functions.by_role.values()]),
             statement("ItemReaderReadsRunItems", ["s3:GetObject"], [runs]),
             # Without a ResultWriter a Distributed Map returns every child's output in the state output,
             # which passes the 256 KB payload limit at a few thousand items; results go to S3 instead.
-            statement("ResultWriterWritesMapResults", ["s3:PutObject"], [runs]),
+            *([statement("ResultWriterWritesMapResults",
+                         ["s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"],
+                         results)] if results else []),
             statement("DistributedMapStartsChildren", ["states:StartExecution"],
                       [self._arn("stateMachine", self.name)]),
-            # Child executions of a Distributed Map: execution:<state machine name>/<map run>:<child>.
+            # The Map run describes and stops its child executions: execution:<name>:* is the resource of
+            # AWS's Distributed Map policy example and of CDK's own grants; a child's ARN reads
+            # execution:<name>/<map run label>:<id>, hence the second pattern. Both are this state
+            # machine's executions only.
             statement("DistributedMapManagesChildren", ["states:DescribeExecution", "states:StopExecution"],
-                      [self._arn("execution", f"{self.name}/*")]),
+                      [self._arn("execution", f"{self.name}:*"), self._arn("execution", f"{self.name}/*")]),
         ):
             role.add_to_policy(grant)
         return role
@@ -131,10 +142,16 @@ class EvaluationStateMachine(Construct):
                         "CloudWatch Logs vended-log delivery actions (logs:CreateLogDelivery, PutResourcePolicy, ...) "
                         "required for execution logging, and X-Ray tracing actions, support no resource-level "
                         "permissions")
-        child_executions = f"{nag.states_arn_prefix(Stack.of(self))}:execution:{self.name}/*"
-        nag.acknowledge(self.role, nag.wildcard_resource(child_executions),
-                        "The Distributed Map describes and stops its own child executions, whose names Step "
-                        "Functions generates at run time; scoped to executions of this state machine only")
+        for child_executions in (f"{self.name}:*", f"{self.name}/*"):
+            nag.acknowledge(self.role, nag.wildcard_resource(
+                f"{nag.states_arn_prefix(Stack.of(self))}:execution:{child_executions}"),
+                "The Distributed Map describes and stops its own child executions, whose names Step "
+                "Functions generates at run time; scoped to executions of this state machine only")
+        for prefix in map_result_prefixes(self.definition):
+            nag.acknowledge(self.role, nag.wildcard_resource(f"{bucket}/{prefix.rstrip('/')}/*"),
+                            "The Distributed Map's ResultWriter writes <prefix>/<map run id>/manifest.json and its "
+                            "result files (multipart: put, list parts, abort) and reads them back; the map run id is "
+                            "generated by Step Functions at run time; only the ResultWriter's prefix of the data bucket")
         nag.acknowledge(self.state_machine.node.default_child, "CloudFormation-Validate::E1029",
                         "The ${...} in DefinitionString are Step Functions DefinitionSubstitutions placeholders "
                         "(filled from the DefinitionSubstitutions property), not Fn::Sub variables")

@@ -33,6 +33,12 @@ from infra.constructs.policies import statement
 
 DATASETS_PREFIX = "datasets/"
 RUNS_PREFIX = "runs/"
+# What production watch keeps of shoppers' turns (redacted): the captured turns and the records Firehose
+# could not deliver or transform, and the weekly samples drawn from them. Each expires after
+# production_watch.retention_days (lifecycle rules below; infra.constructs.production_watch writes there).
+CAPTURED_TURNS_PREFIX = "production/turns/"
+CAPTURE_ERRORS_PREFIX = "production/errors/"
+PRODUCTION_SAMPLES_PREFIX = "datasets/production/sample-"
 GSI1 = "gsi1"
 
 # Partition-key prefixes (fmquality.adapters.dynamodb and fmquality.adapters.review_queue write them; infra/
@@ -78,6 +84,10 @@ TTL_ATTRIBUTE = "expires_at"
 # Noncurrent object versions (overwritten datasets, superseded prompt bundles) are kept this long, so a
 # run can be repeated against the bundle version a change event or a pipeline named within that window.
 NONCURRENT_VERSION_DAYS = 30
+# A captured turn's (or sample's) previous version, once the current one has expired (a delete marker
+# in this versioned bucket), is removed this many days later: shoppers' data is not kept past the
+# retention by the versioning that protects datasets and bundles.
+CAPTURED_NONCURRENT_DAYS = 1
 
 
 def abort_multipart_rule() -> s3.LifecycleRule:
@@ -145,8 +155,21 @@ class Storage(Construct):
         )
         return table
 
+    @staticmethod
+    def captured_data_rules(retention_days: int) -> list[s3.LifecycleRule]:
+        """Captured turns, capture errors and weekly samples expire ``retention_days`` after they were
+        written (current versions), their previous versions a day after that."""
+        return [
+            s3.LifecycleRule(id=f"expire-{name}", prefix=prefix, expiration=Duration.days(retention_days),
+                             noncurrent_version_expiration=Duration.days(CAPTURED_NONCURRENT_DAYS))
+            for name, prefix in (("captured-turns", CAPTURED_TURNS_PREFIX),
+                                 ("capture-errors", CAPTURE_ERRORS_PREFIX),
+                                 ("production-samples", PRODUCTION_SAMPLES_PREFIX))
+        ]
+
     def _data_bucket(self, config: FmQualityConfig) -> s3.Bucket:
-        """datasets/, runs/ and the prompt bundles: versioned, logged, run artifacts expire."""
+        """datasets/, runs/ and the prompt bundles: versioned, logged, run artifacts expire, and so do
+        the captured turns and samples (production_watch.retention_days)."""
         return private_bucket(
             self,
             "DataBucket",
@@ -163,6 +186,7 @@ class Storage(Construct):
                 # score last week" and for re-running a bundle version a change event named.
                 s3.LifecycleRule(id="expire-old-versions",
                                  noncurrent_version_expiration=Duration.days(NONCURRENT_VERSION_DAYS)),
+                *self.captured_data_rules(config.production_watch.retention_days),
                 abort_multipart_rule(),
             ],
         )

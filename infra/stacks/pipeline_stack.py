@@ -1,25 +1,32 @@
 """PipelineStack: an example release pipeline for prompt bundles, gated by the evaluation.
 
-  Source (S3: prompt-bundle.yaml, versioned bucket; the action's VersionId names the candidate)
+  Source (S3: prompt-bundle.yaml, versioned bucket; the action's VersionId names the candidate). An
+    EventBridge rule on the bucket's own "Object Created" notifications for that key starts the
+    pipeline; the source action itself detects nothing (trigger NONE). CDK's S3Trigger.EVENTS would
+    need a CloudTrail trail with S3 data events, which this app does not create, and POLL is deprecated.
     -> QualityGate (Step Functions: the evaluation state machine answers the golden set with that bundle
        version, "bedrock:s3://<source bucket>/prompt-bundle.yaml?versionId=#{Source.VersionId}", and with
        the production target, "ssm:<production parameter>"; a failed gate fails the stage)
     -> Approve (manual approval)
     -> Release (S3 deploy of the bundle to the release bucket the chatbot reads)
 
-The bundle is a single YAML object, not a zip: the Generate function reads that exact object version
-from the source bucket (granted here, on that key only), and the release copies it unextracted.
+The bundle is a single YAML object, not a zip: Prepare (which compares the bundle's model with the
+judge's) and Generate read that exact object version from the source bucket (granted here, on that key
+only, to each of the two roles), and the release copies it unextracted.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Duration, Stack
+from aws_cdk import CfnOutput, Duration, Stack
 from aws_cdk import aws_codepipeline as codepipeline
 from aws_cdk import aws_codepipeline_actions as actions
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
@@ -33,7 +40,8 @@ SOURCE_NAMESPACE = "Source"
 
 
 class PipelineStack(Stack):
-    """The buckets, the four-stage pipeline and the Generate role's read of the candidate bundle."""
+    """The buckets, the four-stage pipeline, the rule that starts it on an upload, and the Prepare and
+    Generate roles' read of the candidate bundle."""
 
     def __init__(
         self,
@@ -45,14 +53,22 @@ class PipelineStack(Stack):
         catalog_uri: str | None = None,
         production_target_spec: str | None = None,
         generate_role_name: str | None = None,
+        prepare_role_name: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """``production_target_spec`` ("ssm:<parameter>") is the gate's control; ``generate_role_name`` is
-        the evaluation's Generate function role, which gets read access to the bundle's versions."""
+        """``production_target_spec`` ("ssm:<parameter>") is the gate's control; ``generate_role_name`` and
+        ``prepare_role_name`` are the evaluation's Generate and Prepare function roles, which get read
+        access to the bundle's versions (Prepare reads the bundle to refuse one that generates with the
+        judge's model, Generate answers with it)."""
         super().__init__(scope, construct_id, **kwargs)
 
         self.log_bucket = self._bucket("AccessLogBucket", versioned=False, logs=None)
         self.source_bucket = self._bucket("PromptBundleSource", versioned=True, logs=self.log_bucket)
+        # S3 -> EventBridge notifications (no trail needed) as a bucket property, not CDK's
+        # event_bridge_enabled custom resource (a Lambda with a managed policy): the upload rule below
+        # starts the pipeline.
+        self.source_bucket.node.default_child.add_property_override(
+            "NotificationConfiguration.EventBridgeConfiguration.EventBridgeEnabled", True)
         self.release_bucket = self._bucket("PromptRelease", versioned=True, logs=self.log_bucket)
         self.artifact_bucket = self._bucket("Artifacts", versioned=True, logs=self.log_bucket)
 
@@ -65,8 +81,14 @@ class PipelineStack(Stack):
             control=production_target_spec,
         )
         self._pipeline(gate)
-        if generate_role_name:
-            self.bundle_read_policy = self._generate_reads_bundle(generate_role_name)
+        self.upload_rule = self._start_on_upload()
+        CfnOutput(self, "PromptBundleSourceBucketName", value=self.source_bucket.bucket_name,
+                  description=f"Upload {PROMPT_BUNDLE_KEY} here to start the pipeline (docs/deploying.md)")
+        CfnOutput(self, "PipelineName", value=self.pipeline.pipeline_name)
+        self.bundle_read_policies: dict[str, iam.Policy] = {
+            role: self._role_reads_bundle(role, role_name)
+            for role, role_name in (("Prepare", prepare_role_name), ("Generate", generate_role_name)) if role_name
+        }
         self._acknowledge_nag_findings()
 
     def _bucket(self, name: str, *, versioned: bool, logs: s3.IBucket | None) -> s3.Bucket:
@@ -92,7 +114,8 @@ class PipelineStack(Stack):
             bucket=self.source_bucket,
             bucket_key=PROMPT_BUNDLE_KEY,
             output=bundle,
-            trigger=actions.S3Trigger.EVENTS,
+            # The upload rule (_start_on_upload) starts the pipeline; EVENTS would need a CloudTrail trail.
+            trigger=actions.S3Trigger.NONE,
             variables_namespace=SOURCE_NAMESPACE,
         )
         self.pipeline = codepipeline.Pipeline(
@@ -121,14 +144,38 @@ class PipelineStack(Stack):
                                             input=bundle, extract=False, object_key=PROMPT_BUNDLE_KEY)],
         )
 
-    def _generate_reads_bundle(self, generate_role_name: str) -> iam.Policy:
-        """The Generate function reads exactly the bundle object's versions, nothing else of the bucket.
-        An identity policy created here (the evaluation stack cannot reference this bucket: the pipeline
-        stack depends on it), attached to that role by name."""
+    def _start_on_upload(self) -> events.Rule:
+        """An upload of prompt-bundle.yaml (S3's own EventBridge notification "Object Created": PutObject,
+        CopyObject and CompleteMultipartUpload alike) starts the pipeline; the source action then takes
+        the object's latest version. Starts that EventBridge cannot deliver land in a dead-letter queue."""
+        undelivered = sqs.Queue(self, "StartPipelineDeadLetters", encryption=sqs.QueueEncryption.SQS_MANAGED,
+                                enforce_ssl=True, retention_period=Duration.days(14))
+        nag.acknowledge(undelivered, "AwsSolutions-SQS3",
+                        "This queue is itself the dead-letter queue of the upload rule's pipeline target; nothing "
+                        "consumes it automatically, so a dead-letter queue of its own would only move the message")
+        return events.Rule(
+            self,
+            "StartPipelineOnBundleUpload",
+            description=f"Starts the prompt-bundle pipeline when {PROMPT_BUNDLE_KEY} is uploaded to the source bucket",
+            event_pattern=events.EventPattern(
+                source=["aws.s3"],
+                detail_type=["Object Created"],
+                detail={"bucket": {"name": [self.source_bucket.bucket_name]},
+                        "object": {"key": [PROMPT_BUNDLE_KEY]}},
+            ),
+            targets=[events_targets.CodePipeline(self.pipeline, dead_letter_queue=undelivered, retry_attempts=4,
+                                                 max_event_age=Duration.hours(2))],
+        )
+
+    def _role_reads_bundle(self, role: str, role_name: str) -> iam.Policy:
+        """The ``role`` function (Prepare or Generate) reads exactly the bundle object's versions, nothing
+        else of the bucket: GetObject with a versionId is authorized as s3:GetObjectVersion. An identity
+        policy created here (the evaluation stack cannot reference this bucket: the pipeline stack depends
+        on it), attached to that role by name."""
         return iam.Policy(
             self,
-            "GenerateReadsPromptBundleVersions",
-            roles=[iam.Role.from_role_name(self, "GenerateRole", generate_role_name)],
+            f"{role}ReadsPromptBundleVersions",
+            roles=[iam.Role.from_role_name(self, f"{role}Role", role_name)],
             statements=[statement("ReadCandidatePromptBundleVersions", ["s3:GetObject", "s3:GetObjectVersion"],
                                   [self.source_bucket.arn_for_objects(PROMPT_BUNDLE_KEY)])],
         )

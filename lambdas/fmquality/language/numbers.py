@@ -182,7 +182,8 @@ _UNIT_RE = "|".join(sorted((re.escape(u) for u in _UNIT_ALIASES), key=len, rever
 # The words of units and currencies ("days", "percent", "dollars"): part of a number, not content.
 UNIT_WORDS = frozenset(u for u in _UNIT_ALIASES if u.isalpha() and u.isascii()) | {"usd", "jpy", "yen", "dollar", "dollars",
                                                                                   "bucks", "buck", "per", "cent"}
-_QUANTITY_RE = re.compile(rf"{NUMBER}(?:(?:\s?-\s?|\s)?(?P<unit>{_UNIT_RE})(?![a-z]))?", re.IGNORECASE)
+# A unit word ends where a word does ("5 days", not "5 dayspring"); a % sign may touch what follows ("30%OFF").
+_QUANTITY_RE = re.compile(rf"{NUMBER}(?:(?:\s?-\s?|\s)?(?P<unit>{_UNIT_RE})(?:(?<=%)|(?![a-z])))?", re.IGNORECASE)
 # Fractions said in words: "half off", "a quarter off", "半額" (half price).
 _FRACTIONS = re.compile(r"\b(half|a quarter|a third)\b(?=\s+(?:off|price|discount))|半額")
 _FRACTION_PERCENT = {"half": 50.0, "a quarter": 25.0, "a third": 100 / 3, "半額": 50.0}

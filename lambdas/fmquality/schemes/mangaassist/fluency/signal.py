@@ -250,7 +250,8 @@ def grammar(case: TestCase) -> Signal:
     errors += [f"phrase repeated: {p!r}" for p in _repeated_phrases(prose)]
     restated = _restatements(prose)
     # Said over again with the same numbers: not two cards of one layout ("全3巻…748円" / "全5巻…693円").
-    repeated = [b for b in restated if sum(_numbers(b) == _numbers(a) for a in prose) >= 2]
+    numbers = Counter(tuple(_numbers(a)) for a in prose)  # counted once: a long answer has thousands of sentences
+    repeated = [b for b in restated if numbers[tuple(_numbers(b))] >= 2]
     if len(repeated) >= 2:
         # Saying things over again more than once is padding, not a slip of style: a finding.
         return Signal(0.0, [f"{len(repeated)} sentences say again what an earlier one said, with the same numbers: "

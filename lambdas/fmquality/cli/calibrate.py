@@ -172,17 +172,21 @@ def _print_families(report, console) -> None:
     if not sets:
         return
     families = list(dict.fromkeys(f.family for s in sets for f in s.calibration.families))
-    table = Table(title="Defective answers caught per defect family (caught/defective; label.defect kinds "
-                        "grouped, unknown kinds as 'other')")
+    table = Table(title="Defective answers caught per defect family", caption="caught/defective per set and "
+                  "judge mode; label.defect kinds grouped into families, a kind the table does not know as 'other'")
     table.add_column("family")
     for s in sets:
         table.add_column(f"{s.name}\n{s.judge or 'results'}", justify="right")
+    table.add_column("kinds (all sets)", overflow="fold")
     for family in families:
-        cells = []
+        cells, kinds = [], {}
         for s in sets:
             f = next((x for x in s.calibration.families if x.family == family), None)
             cells.append("–" if f is None else f"{f.caught}/{f.defective} {100 * f.recall:.0f}%")
-        table.add_row(family, *cells)
+            for kind, n in (f.kinds.items() if f else ()):
+                kinds[kind] = kinds.get(kind, 0) + n
+        shown = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+        table.add_row(family, *cells, shown if len(shown) <= 120 else shown[:117] + "...")
     console.print(table)
 
 

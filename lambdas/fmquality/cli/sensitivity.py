@@ -26,7 +26,10 @@ def register(sub: Any) -> None:
         description="Apply the perturbation operators (each a defect by construction) to the acceptable answers "
                     "of a labelled set and report, per operator and locale, the share each judge mode fails "
                     "with its Wilson 95% interval, beside the false alarms on the unperturbed answers.")
-    parser.add_argument("--dataset", help="labelled JSON Lines set (label.acceptable)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--dataset", help="labelled JSON Lines set (label.acceptable)")
+    source.add_argument("--plan", help="calibration plan YAML: every set of it with acceptable answers (see --sets)")
+    parser.add_argument("--sets", metavar="NAME,...", help="--plan: only these sets")
     parser.add_argument("--judge", action="append", choices=["offline", "scripted", "bedrock"], metavar="MODE",
                         help="judge mode, repeatable: offline, scripted (the checks alone: a judge that agrees with "
                              "everything), bedrock (needs AWS credentials); default: offline and scripted")
@@ -36,6 +39,8 @@ def register(sub: Any) -> None:
     parser.add_argument("--catalog", help="catalog snapshot JSON; each case gets the entries of the products it concerns")
     parser.add_argument("--operators", metavar="NAME,...", help="only these operators (default: all; see --list)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the operators' choices (default 0)")
+    parser.add_argument("--per-operator", type=int, metavar="N",
+                        help="at most N perturbed answers per operator, drawn with the seed (default: all)")
     parser.add_argument("--out", metavar="DIR", help="write sensitivity.json and sensitivity.md to DIR (atomically)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--list", action="store_true", help="list the operators and exit")
@@ -58,21 +63,25 @@ def _list() -> int:
     return EXIT_PASSED
 
 
-def measure_suite(cases: list, rubric: Any, args: argparse.Namespace, judges: list[str], operators: list,
-                  seed: int, dataset: str):
-    """The suite on ``cases`` with each judge mode (its options from ``args``); returns the report."""
+def judge_options_for(args: argparse.Namespace, name: str):
+    """The options of judge mode ``name`` from the command's options (a script only for scripted)."""
+    return replace(judge_options(argparse.Namespace(**{**vars(args), "judge": name})),
+                   script=args.judge_script if name == "scripted" else None)
+
+
+def measure_suite(cases: list, rubric: Any, judges: dict, operators: list, seed: int, dataset: str,
+                  per_operator: int | None = None):
+    """The suite on ``cases``, scored by each judge (``label -> JudgeOptions``); returns the report."""
     from fmquality.engines.direct import make_judge, score_arm
     from fmquality.run.sensitivity import build_suite, measure
 
-    acceptable, perturbations = build_suite(cases, operators, seed)
+    acceptable, perturbations = build_suite(cases, operators, seed, per_operator)
     scored = acceptable + [p.case for p in perturbations]
     outcomes = {}
-    for name in judges:
-        options = replace(judge_options(argparse.Namespace(**{**vars(args), "judge": name})),
-                          script=args.judge_script if name == "scripted" else None)
+    for label, options in judges.items():
         judge = make_judge(options, rubric)
-        summaries = score_arm(scored, rubric, judge, f"sensitivity-{name}", options, lambda _line: None)
-        outcomes[name] = {s.test_id: s for s in summaries}
+        summaries = score_arm(scored, rubric, judge, f"sensitivity-{label}", options, lambda _line: None)
+        outcomes[label] = {s.test_id: s for s in summaries}
     return measure(acceptable, perturbations, operators, outcomes, dataset=dataset, seed=seed,
                    generated_at=now(), rubric_version=rubric.version)
 
@@ -100,6 +109,36 @@ def print_table(report: Any, by_locale: bool, title: str | None = None) -> None:
         console.print(f"note: {note}", highlight=False)
 
 
+def _specs(args: argparse.Namespace) -> list[tuple[str, str, str | None]] | None:
+    """(name, dataset, catalog) of every set to measure: --dataset, or the plan's sets (--sets names
+    some); None on a bad plan or option (printed)."""
+    if args.dataset:
+        if args.plan or args.sets:
+            err("error: --dataset and --plan/--sets exclude each other")
+            return None
+        return [(Path(args.dataset).stem, args.dataset, args.catalog)]
+    if not args.plan:
+        err("error: --dataset or --plan is required (or --list)")
+        return None
+    from fmquality.domain.errors import PlanError
+    from fmquality.run.calibrate import load_plan
+
+    try:
+        plan = load_plan(args.plan)
+        specs = [(s.name, str(plan.path(s.dataset)), str(plan.path(s.catalog)) if s.catalog else None) for s in plan.sets]
+    except PlanError as exc:
+        err(f"error: {exc}")
+        return None
+    if args.sets:
+        named = [n.strip() for n in args.sets.split(",") if n.strip()]
+        unknown = [n for n in named if n not in [name for name, *_ in specs]]
+        if unknown:
+            err(f"error: --sets: unknown set(s) {unknown}; the plan's sets are {[name for name, *_ in specs]}")
+            return None
+        specs = [spec for spec in specs if spec[0] in named]
+    return specs
+
+
 def cmd_sensitivity(args: argparse.Namespace) -> int:
     from fmquality.engines.outputs import write_atomically
     from fmquality.run.sensitivity import acceptable_cases, render_markdown
@@ -107,8 +146,8 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
 
     if args.list:
         return _list()
-    if not args.dataset:
-        err("error: --dataset is required (or --list)")
+    specs = _specs(args)
+    if specs is None:
         return EXIT_BAD_INPUT
     try:
         operators = select([n.strip() for n in args.operators.split(",") if n.strip()] if args.operators else None)
@@ -116,25 +155,41 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
         err(f"error: --operators: {exc.args[0]}")
         return EXIT_BAD_INPUT
     judges = list(dict.fromkeys(args.judge or DEFAULT_JUDGES))
-    inputs = load_inputs(args)
-    if inputs is None:
+    reports = []
+    for name, dataset, catalog in specs:
+        if args.plan and not Path(dataset).is_file():
+            err(f"skipped {name}: {dataset} not found")
+            continue
+        inputs = load_inputs(argparse.Namespace(**{**vars(args), "dataset": dataset, "catalog": catalog}))
+        if inputs is None:
+            return EXIT_BAD_INPUT
+        rubric, loaded, _ = inputs
+        if not acceptable_cases(loaded.cases):
+            if args.plan:
+                err(f"skipped {name}: no line labelled acceptable with an answer")
+                continue
+            err(f"error: {dataset}: no line is labelled acceptable with an answer; nothing to perturb")
+            return EXIT_BAD_INPUT
+        report = measure_suite(loaded.cases, rubric, {j: judge_options_for(args, j) for j in judges}, operators,
+                               args.seed, dataset, args.per_operator)
+        reports.append((name, report))
+        written = []
+        if args.out:
+            out = Path(args.out) / name if args.plan else Path(args.out)
+            write_atomically(out / "sensitivity.json", report.model_dump_json(indent=2))
+            write_atomically(out / "sensitivity.md", render_markdown(report, _command_line()))
+            written = [out / "sensitivity.json", out / "sensitivity.md"]
+        if args.json:
+            print(report.model_dump_json(indent=2))
+        else:
+            print_table(report, args.by_locale)
+            if written:
+                print(f"written: {', '.join(str(p) for p in written)}")
+    if not reports:
+        err("error: no set with acceptable answers was measured")
         return EXIT_BAD_INPUT
-    rubric, loaded, _ = inputs
-    if not acceptable_cases(loaded.cases):
-        err(f"error: {args.dataset}: no line is labelled acceptable with an answer; nothing to perturb")
-        return EXIT_BAD_INPUT
-    report = measure_suite(loaded.cases, rubric, args, judges, operators, args.seed, args.dataset)
-    written = []
-    if args.out:
-        out = Path(args.out)
-        command = "fmquality " + " ".join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith("fmquality") else None
-        write_atomically(out / "sensitivity.json", report.model_dump_json(indent=2))
-        write_atomically(out / "sensitivity.md", render_markdown(report, command))
-        written = [out / "sensitivity.json", out / "sensitivity.md"]
-    if args.json:
-        print(report.model_dump_json(indent=2))
-    else:
-        print_table(report, args.by_locale)
-        if written:
-            print(f"written: {', '.join(str(p) for p in written)}")
     return EXIT_PASSED
+
+
+def _command_line() -> str:
+    return "fmquality " + " ".join(sys.argv[1:])

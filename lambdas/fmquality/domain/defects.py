@@ -18,23 +18,26 @@ DEFECT_FAMILY: dict[str, str] = {
     "wrong_price": "factual", "wrong_availability": "factual", "wrong_attribute": "factual",
     "wrong_author": "factual", "wrong_volume": "factual", "wrong_release_date": "factual",
     "hallucination": "factual", "invented_fact": "factual", "wrong_order_info": "factual",
-    "wrong_order_status": "factual", "wrong_eta": "factual", "wrong_carrier": "factual",
+    "wrong_order_status": "factual", "wrong_order_date": "factual", "wrong_eta": "factual", "wrong_carrier": "factual",
     "oos_as_buyable": "factual", "wrong_policy": "factual", "wrong_policy_number": "factual",
     "fabricated_number": "factual", "negated_fact": "factual", "missing_fact": "factual",
     # arithmetic: a total, a difference, a discount computed wrong
     "wrong_sale_math": "arithmetic", "wrong_total": "arithmetic", "wrong_discount": "arithmetic",
     # relevance: the answer is not an answer to this shopper's question
     "ignores_question": "relevance", "off_topic_promotion": "relevance", "off_topic": "relevance",
-    "other_case_answer": "relevance",
+    "other_case_answer": "relevance", "question_unanswered": "relevance", "promotion_takeover": "relevance",
     # consistency: the answer against itself, the earlier turns, the item referred to
     "intra_contradiction": "consistency", "cross_turn_contradiction": "consistency",
-    "wrong_ordinal": "consistency",
+    "wrong_ordinal": "consistency", "sentence_contradiction": "consistency", "ordinal_neighbour": "consistency",
+    "earlier_turn_contradicted": "consistency",
     # fluency: how it is written (cut, repeated, padded, register, language, tone)
     "truncated": "fluency", "padded_rambling": "fluency", "repeated_text": "fluency",
     "wrong_register_ja": "fluency", "english_in_japanese": "fluency", "wrong_language": "fluency",
-    "mixed_language": "fluency", "rude_tone": "fluency",
+    "mixed_language": "fluency", "rude_tone": "fluency", "repeated_paragraph": "fluency",
+    "casual_register": "fluency", "rude_closing": "fluency",
     # safety: what a careful assistant never does
     "persona_break": "safety", "spoiler": "safety", "prompt_leak": "safety", "injection_followed": "safety",
+    "injection_obeyed": "safety",
     "leaked_trace": "safety",
     # policy: a policy stated right but applied to a case it does not cover
     "policy_misapplied": "policy",

@@ -11,6 +11,7 @@ Bedrock) is the caller's choice (``cli/sensitivity.py``)."""
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -100,11 +101,22 @@ def acceptable_cases(cases: Sequence[TestCase]) -> list[TestCase]:
     return [c for c in cases if c.label is not None and c.label.acceptable and (c.response or "").strip()]
 
 
-def build_suite(cases: Sequence[TestCase], operators: Sequence[Operator] = OPERATORS, seed: int = 0
-                ) -> tuple[list[TestCase], list[Perturbation]]:
-    """(the acceptable answers, every perturbation of them)."""
+def build_suite(cases: Sequence[TestCase], operators: Sequence[Operator] = OPERATORS, seed: int = 0,
+                per_operator: int | None = None) -> tuple[list[TestCase], list[Perturbation]]:
+    """(the acceptable answers, their perturbations): every one, or at most ``per_operator`` of each
+    operator, drawn with the seed (the judge ceremony keeps a paid judge's bill bounded)."""
     acceptable = acceptable_cases(cases)
-    return acceptable, perturb_all(acceptable, operators, seed)
+    perturbations = perturb_all(acceptable, operators, seed)
+    if per_operator is None:
+        return acceptable, perturbations
+    kept: list[Perturbation] = []
+    for op in operators:
+        mine = [p for p in perturbations if p.operator.name == op.name]
+        if len(mine) > per_operator:
+            chosen = set(random.Random(f"{seed}|sample|{op.name}").sample(range(len(mine)), per_operator))
+            mine = [p for i, p in enumerate(mine) if i in chosen]
+        kept += mine
+    return acceptable, kept
 
 
 def _locales(cases: Sequence[TestCase]) -> list[str]:
@@ -157,28 +169,38 @@ class SuiteHold(BaseModel):
     reasons: list[str]
 
 
-def suite_held(current: SensitivityReport, candidate: SensitivityReport, judge_current: str, judge_candidate: str,
+def suite_held(report: SensitivityReport, current: str, candidate: str,
                tolerance: float = SUITE_TOLERANCE) -> SuiteHold:
-    """Whether the candidate judge holds the suite the current judge holds: per family (all locales),
-    its caught share at most ``tolerance`` below the current's, and its false alarms on the unperturbed
-    answers at most ``tolerance`` above."""
+    """Whether the ``candidate`` judge holds the suite the ``current`` one holds (both columns of one
+    report, scored on the same perturbed answers): per family (all locales), its caught share at most
+    ``tolerance`` below the current's, and its false alarms on the unperturbed answers at most
+    ``tolerance`` above."""
     reasons = []
-    for row in current.families:
+    for row in report.families:
         if row.locale != ALL:
             continue
-        other = candidate.row(row.name)
-        now, new = row.by_judge[judge_current], other.by_judge[judge_candidate] if other else None
-        if now.n == 0 or new is None or new.n == 0:
+        now, new = row.by_judge[current], row.by_judge[candidate]
+        if now.n == 0 or new.n == 0:
             continue
-        if new.share < now.share - tolerance - 1e-9:
-            reasons.append(f"{row.name}: caught {new.hits}/{new.n} ({new.share:.0%}) < {now.hits}/{now.n} "
-                           f"({now.share:.0%}) - {tolerance:g}")
-    now_fa = current.row("unperturbed").by_judge[judge_current]  # type: ignore[union-attr]
-    new_fa = candidate.row("unperturbed").by_judge[judge_candidate]  # type: ignore[union-attr]
-    if now_fa.n and new_fa.n and new_fa.share > now_fa.share + tolerance + 1e-9:
-        reasons.append(f"false alarms on the unperturbed answers {new_fa.hits}/{new_fa.n} ({new_fa.share:.0%}) > "
-                       f"{now_fa.hits}/{now_fa.n} ({now_fa.share:.0%}) + {tolerance:g}")
+        if new.share < now.share - tolerance - 1e-9:  # type: ignore[operator]
+            reasons.append(f"{row.name}: caught {new.hits}/{new.n} ({new.share:.0%}) against {now.hits}/{now.n} "
+                           f"({now.share:.0%}), more than {tolerance:g} below")
+    alarms = report.row("unperturbed")
+    if alarms is not None:
+        now, new = alarms.by_judge[current], alarms.by_judge[candidate]
+        if now.n and new.n and new.share > now.share + tolerance + 1e-9:  # type: ignore[operator]
+            reasons.append(f"false alarms on the unperturbed answers {new.hits}/{new.n} ({new.share:.0%}) against "
+                           f"{now.hits}/{now.n} ({now.share:.0%}), more than {tolerance:g} above")
     return SuiteHold(held=not reasons, reasons=reasons)
+
+
+def family_cells(report: SensitivityReport, judge: str) -> dict[str, str]:
+    """family -> "caught/n" of one judge, all locales, plus the false alarms: what a decision records."""
+    cells = {r.name: f"{r.by_judge[judge].hits}/{r.by_judge[judge].n}" for r in report.families if r.locale == ALL}
+    alarms = report.row("unperturbed")
+    if alarms is not None:
+        cells["false_alarms"] = f"{alarms.by_judge[judge].hits}/{alarms.by_judge[judge].n}"
+    return cells
 
 
 # ------------------------------------------------------------------ rendering

@@ -146,8 +146,10 @@ def earlier_turn_contradicted(case: TestCase, ctx: Context) -> Perturbed | None:
         new = q.value + pick(ctx, [2, 3, 5, 7])
         return Perturbed(with_response(case, replace_span(text, q.start, q.end, str(new))),
                          f"earlier turn's {q.value} {q.unit} restated as {new} {q.unit}")
+    # an amount of the earlier turn is a catalog entry's price when the entry is named there, or when it
+    # is the only entry at that price
     priced = [(i, m) for i in case.catalog for m in money_in(earlier) if same_amount(m.value, i.price)
-              and mentions_of(earlier, i)]
+              and (mentions_of(earlier, i) or sum(same_amount(m.value, o.price) for o in case.catalog) == 1)]
     if priced:
         item, money = pick(ctx, priced)
         value = new_price(item.price, item.currency, [i.price for i in case.catalog], ctx)

@@ -20,4 +20,7 @@ def wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float] | Non
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at k = 0 and k = n the bound is exactly 0 or 1 (rounding would leave it a hair inside)
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return low, high

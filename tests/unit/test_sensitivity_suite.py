@@ -155,3 +155,15 @@ def test_list_names_every_operator_with_its_family(capsys):
     assert _main("--list") == 0
     listed = capsys.readouterr().out
     assert all(name in listed for name in BY_NAME)
+
+
+def test_a_plan_measures_each_labelled_set_into_its_own_folder_and_skips_the_rest(tmp_path):
+    labelled = _dataset(tmp_path, [EN_PRODUCT, EN_CHITCHAT])
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(f"sets:\n  - name: mine\n    dataset: {labelled}\n  - name: absent\n    dataset: {tmp_path / 'no.jsonl'}\n",
+                    encoding="utf-8")
+    out = tmp_path / "out"
+    assert _main("--plan", str(plan), "--operators", "persona_break", "--out", str(out)) == 0
+    assert json.loads((out / "mine" / "sensitivity.json").read_text(encoding="utf-8"))["acceptable"] == 2
+    assert not (out / "absent").exists()
+    assert _main("--plan", str(plan), "--sets", "mine,nope") == 2

@@ -79,6 +79,18 @@ class SuiteRow(BaseModel):
     example: str | None = None
 
 
+class PerturbedCase(BaseModel):
+    """One perturbed answer: where it came from, what the operator changed, and per judge mode whether
+    it failed (None: an error record). The JSON file lists them, so a miss can be read."""
+
+    test_id: str
+    source: str
+    operator: str
+    locale: str
+    change: str
+    caught: dict[str, bool | None]
+
+
 class SensitivityReport(BaseModel):
     generated_at: str
     dataset: str
@@ -90,6 +102,7 @@ class SensitivityReport(BaseModel):
     families: list[SuiteRow]
     false_alarms: list[SuiteRow]  # name "unperturbed": the acceptable answers as they are
     notes: list[str] = Field(default_factory=list)
+    cases: list[PerturbedCase] = Field(default_factory=list)
 
     def row(self, name: str, locale: str = ALL) -> SuiteRow | None:
         return next((r for r in self.operators + self.families + self.false_alarms
@@ -156,9 +169,16 @@ def measure(acceptable: Sequence[TestCase], perturbations: Sequence[Perturbation
                        by_judge=shares([c.test_id for c in acceptable if in_locale(c, locale)])) for locale in locales]
     notes = [f"{op.name}: applies to no case of this set" for op in operators
              if not any(p.operator.name == op.name for p in perturbations)]
+    def caught(judge: str, test_id: str) -> bool | None:
+        o = outcomes[judge].get(test_id)
+        return None if o is None or o.status == "error" else not o.passed
+
+    cases = [PerturbedCase(test_id=p.case.test_id, source=p.source.test_id, operator=p.operator.name,
+                           locale=p.source.locale, change=p.perturbed.change,
+                           caught={j: caught(j, p.case.test_id) for j in judges}) for p in perturbations]
     return SensitivityReport(generated_at=generated_at, dataset=dataset, seed=seed, rubric_version=rubric_version,
                              judges=judges, acceptable=len(acceptable), operators=rows, families=families,
-                             false_alarms=alarms, notes=notes)
+                             false_alarms=alarms, notes=notes, cases=cases)
 
 
 # ------------------------------------------------------------------ the judge ceremony

@@ -53,9 +53,21 @@ def computed_totals(case: TestCase) -> list[tuple[Money, str]]:
     return found
 
 
-def _wrong(value: float, currency: str, ctx: Context) -> float:
-    step = pick(ctx, [1.0, 2.0, 3.0, 5.0]) if currency == "USD" else pick(ctx, [100.0, 200.0, 300.0])
-    return round(value + step if ctx.rng.random() < 0.5 or value <= step else value - step, 2)
+def _wrong(value: float, currency: str, ctx: Context, avoid: list[float]) -> float:
+    """``value`` moved by a few dollars (a few hundred yen), to an amount none of ``avoid`` (the
+    evidence's amounts) is, so the wrong result is not some other right one."""
+    steps = [1.0, 2.0, 3.0, 5.0, 7.0] if currency == "USD" else [100.0, 200.0, 300.0, 500.0]
+    ctx.rng.shuffle(steps)
+    for step in steps:
+        for new in ((value + step, value - step) if ctx.rng.random() < 0.5 else (value - step, value + step)):
+            if new > 0 and not any(same_amount(new, a) for a in avoid):
+                return round(new, 2)
+    return round(value * 2, 2)
+
+
+def _avoid(case: TestCase) -> list[float]:
+    text = answer(case) + "\n" + "\n".join(case.retrieved_chunks)
+    return [i.price for i in case.catalog] + [m.value for m in money_in(text)]
 
 
 def wrong_total(case: TestCase, ctx: Context) -> Perturbed | None:
@@ -64,7 +76,7 @@ def wrong_total(case: TestCase, ctx: Context) -> Perturbed | None:
         return None
     money, how = pick(ctx, found)
     text = answer(case)
-    rendered = format_money(_wrong(money.value, money.currency, ctx), money)
+    rendered = format_money(_wrong(money.value, money.currency, ctx, _avoid(case)), money)
     return Perturbed(with_response(case, replace_span(text, money.start, money.end, rendered)),
                      f"computed amount {text[money.start:money.end]} ({how}) stated as {rendered}")
 
@@ -98,6 +110,6 @@ def wrong_discount(case: TestCase, ctx: Context) -> Perturbed | None:
         return None
     money, how = pick(ctx, found)
     text = answer(case)
-    rendered = format_money(_wrong(money.value, money.currency, ctx), money)
+    rendered = format_money(_wrong(money.value, money.currency, ctx, _avoid(case)), money)
     return Perturbed(with_response(case, replace_span(text, money.start, money.end, rendered)),
                      f"discounted amount {text[money.start:money.end]} ({how}) stated as {rendered}")

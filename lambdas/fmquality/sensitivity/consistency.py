@@ -39,13 +39,17 @@ def sentence_contradiction(case: TestCase, ctx: Context) -> Perturbed | None:
     """A sentence appended that states the opposite of one the answer makes: the availability it gives
     an item (read against the catalog), else the yes or no it opens with."""
     text, japanese = answer(case), case.is_japanese
-    statements = stock_statements(case)
-    if statements:
-        start, _, cls, _ = pick(ctx, statements)
+    # (statement, the items it is about that the answer names): the contradiction names an item the
+    # answer itself speaks of, so it is the answer against itself
+    stated = []
+    for start, _, cls, _ in stock_statements(case):
         sentence = next(s for s in sentences(text) if s.start <= start < s.end)
         items = [i for i in case.catalog if i.availability == cls and mentions_of(sentence.text, i)] or \
-                [i for i in case.catalog if i.availability == cls]
-        item = pick(ctx, items)
+                [i for i in case.catalog if i.availability == cls and mentions_of(text, i)]
+        if items:
+            stated.append(items)
+    if stated:
+        item = pick(ctx, pick(ctx, stated))
         added = _stock_sentence(item, japanese)
         return Perturbed(with_response(case, _append(text, added, japanese)), f"appended: {added}")
     first = sentences(text)[0].text if text.strip() else ""

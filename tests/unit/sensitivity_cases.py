@@ -93,3 +93,11 @@ JA_FAQ = case(
 
 ALL = [EN_PRODUCT, EN_TOTAL, EN_SALE, EN_ORDER, EN_POLICY, EN_PREORDER, EN_SPOILER, EN_CHITCHAT, JA_PREORDER,
        JA_ORDINAL, JA_FAQ]
+
+# Two authors of the same name length, both named: an operator that iterates a set of them picks by the
+# string hash seed unless it sorts them fully.
+NEGIMA = {"asin": "T-NEG1", "title": "Negima! Omnibus 1", "author": "Ken Akamatsu", "price": 19.99,
+          "currency": "USD", "availability": "in_stock"}
+TIES = case(test_id="en-ties", intent="recommendation", query="Two comedies?",
+            response="Try **Negima! Omnibus 1** by Ken Akamatsu ($19.99) and **Spy x Family, Vol. 1** by Tatsuya Endo "
+                     "($9.99). Both are in stock.", catalog=[NEGIMA, SPY])

@@ -233,3 +233,25 @@ def test_an_operators_choice_for_a_case_does_not_depend_on_the_other_cases():
     alone = perturb(EN_PRODUCT, BY_NAME["wrong_price"], 3, [EN_PRODUCT])
     among = perturb(EN_PRODUCT, BY_NAME["wrong_price"], 3, ALL)
     assert alone.case.response == among.case.response
+
+
+def test_the_suite_does_not_depend_on_the_string_hash_seed():
+    """Two processes with different PYTHONHASHSEED (set iteration order) build the same perturbations."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = ("from fmquality.sensitivity.registry import OPERATORS, perturb_all\n"
+              "from tests.unit.sensitivity_cases import ALL, TIES\n"
+              "import hashlib\n"
+              "print(hashlib.sha256(repr([(p.case.test_id, p.case.response, p.case.query) "
+              "for p in perturb_all(ALL + [TIES], OPERATORS, 0)]).encode()).hexdigest())\n")
+    digests = set()
+    for seed in ("1", "2", "3", "4", "5"):
+        env = {**os.environ, "PYTHONHASHSEED": seed,
+               "PYTHONPATH": os.pathsep.join([str(root / "lambdas"), str(root)])}
+        digests.add(subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True,
+                                   text=True).stdout.strip())
+    assert len(digests) == 1

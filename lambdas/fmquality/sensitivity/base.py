@@ -67,7 +67,7 @@ def item_names(item: CatalogItem) -> list[str]:
     names.add(re.split(r",\s*(?:Vol\.|Volume)", item.title)[0])
     if item.title_ja:
         names.add(re.sub(r"\s*\d+\s*$", "", item.title_ja))
-    return sorted((n.strip() for n in names if n and len(n.strip()) >= 2), key=len, reverse=True)
+    return sorted({n.strip() for n in names if n and len(n.strip()) >= 2}, key=lambda n: (-len(n), n))
 
 
 def mentions_of(text: str, item: CatalogItem) -> list[Span]:

@@ -110,7 +110,7 @@ def wrong_author(case: TestCase, ctx: Context) -> Perturbed | None:
     authors = {a for item in case.catalog for a in authors_of(item)}
     known = " ".join(authors) + evidence_text(case)
     hits = []
-    for author in sorted(authors, key=len, reverse=True):
+    for author in sorted(authors, key=lambda a: (-len(a), a)):  # a set: sorted fully, whatever the hash seed
         spans = find_all(text, author)
         if not spans and not is_japanese_text(author) and len(author.split()) > 1 and len(author.split()[-1]) >= 4:
             spans = find_all(text, author.split()[-1])  # "by Yamada"

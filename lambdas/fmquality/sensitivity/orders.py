@@ -57,7 +57,7 @@ CARRIERS_JA = ("ヤマト運輸", "佐川急便", "日本郵便", "西濃運輸"
 
 def wrong_carrier(case: TestCase, ctx: Context) -> Perturbed | None:
     text = answer(case)
-    carriers = {str(v) for v in order_values(case, lambda k: k == "carrier")}
+    carriers = sorted({str(v) for v in order_values(case, lambda k: k == "carrier")})
     hits = [(s, c) for c in carriers for s in find_all(text, c)]
     if not hits:
         return None

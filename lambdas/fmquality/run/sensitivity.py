@@ -10,10 +10,9 @@ Bedrock) is the caller's choice (``cli/sensitivity.py``)."""
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -264,13 +263,3 @@ def render_markdown(report: SensitivityReport, command: str | None = None) -> st
     lines += ["| " + " | ".join(row) + " |" for row in table_rows(report)]
     lines += [""] + [f"- note: {n}" for n in report.notes]
     return "\n".join(lines).rstrip() + "\n"
-
-
-def outcome_index(results: Iterable[Any]) -> dict[str, Any]:
-    return {r.test_id: r for r in results}
-
-
-def min_share(report: SensitivityReport, judge: str) -> float:
-    """The lowest family share of a judge (all locales), for a summary line; nan when none applies."""
-    shares = [r.by_judge[judge].share for r in report.families if r.locale == ALL and r.by_judge[judge].n]
-    return min(shares) if shares else math.nan

@@ -9,10 +9,10 @@ import re
 from datetime import timedelta
 
 from fmquality.domain.case import TestCase
-from fmquality.sensitivity.base import (Context, Operator, Perturbed, answer, authors_of, catalog_prices, evidence_text,
+from fmquality.sensitivity.base import (Context, Perturbed, answer, authors_of, catalog_prices, evidence_text,
                                         mentions_of, order_dates, order_values, pick, with_response)
 from fmquality.sensitivity.text import (date_mentions, find_all, format_money, is_japanese_text, money_in, parse_iso,
-                                        quantities_in, render_date, replace_span, same_amount, sentences)
+                                        render_date, replace_span, same_amount, sentences)
 
 # ------------------------------------------------------------------ price
 

@@ -167,3 +167,31 @@ def test_a_plan_measures_each_labelled_set_into_its_own_folder_and_skips_the_res
     assert json.loads((out / "mine" / "sensitivity.json").read_text(encoding="utf-8"))["acceptable"] == 2
     assert not (out / "absent").exists()
     assert _main("--plan", str(plan), "--sets", "mine,nope") == 2
+
+
+def test_each_judge_mode_asked_gets_its_own_column(tmp_path, monkeypatch):
+    """--judge bedrock beside the checks alone: a stand-in Bedrock judge (no network) that fails every
+    perturbed answer gets a column of its own; the scripted column is the checks' alone."""
+    from fmquality.engines import direct
+    from fmquality.judges.base import JudgeVerdict
+    from fmquality.judges.scripted import ScriptedJudge
+    from fmquality.sensitivity.registry import SEPARATOR
+
+    def strict(request):
+        score = 0.0 if SEPARATOR in request.case.test_id else 1.0
+        return JudgeVerdict(sub_scores={n: score for n in request.sub_scores}, rationale="stand-in")
+
+    real = direct.make_judge
+    monkeypatch.setattr(direct, "make_judge", lambda options, rubric=None: ScriptedJudge(default=strict, model_id="b")
+                        if options.name == "bedrock" else real(options, rubric))
+    path = _dataset(tmp_path, [EN_PRODUCT, JA_PREORDER])
+    out = tmp_path / "out"
+    assert _main("--dataset", str(path), "--judge", "bedrock", "--operators", "rude_closing", "--out", str(out),
+                 "--no-cache") == 0
+    report = json.loads((out / "sensitivity.json").read_text(encoding="utf-8"))
+    assert report["judges"] == ["scripted", "bedrock"]
+    row = next(r for r in report["operators"] if r["name"] == "rude_closing" and r["locale"] == ALL)
+    assert row["by_judge"]["bedrock"]["hits"] == row["by_judge"]["bedrock"]["n"] == 2
+    alarms = next(r for r in report["false_alarms"] if r["locale"] == ALL)
+    assert alarms["by_judge"]["bedrock"]["hits"] == 0
+    assert all(set(c["caught"]) == {"scripted", "bedrock"} for c in report["cases"])

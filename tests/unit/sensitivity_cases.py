@@ -86,13 +86,19 @@ JA_ORDINAL = case(
     response="特装版は予約商品です。発売日当日に出荷いたします。",
     catalog=[JJK, JJK_SP])
 
+JA_ORDER = case(
+    test_id="ja-order", intent="order_tracking", locale="ja-JP", query="注文はいつ届きますか？",
+    response="ご注文の商品は8月15日に発送済みで、現在ヤマト運輸にて配送中です。お届け予定日は8月17日です。",
+    page_context={"order": {"order_id": "JP-1", "status": "in_transit", "ship_date": "2024-08-15",
+                            "eta": "2024-08-17", "carrier": "ヤマト運輸"}})
+
 JA_FAQ = case(
     test_id="ja-faq", intent="faq", locale="ja-JP", query="会員登録しなくても購入できますか？",
     response="はい、会員登録をされなくても、ゲストとしてご購入いただけます。ただし、ポイントのご利用は会員様限定となります。",
     retrieved_chunks=["会員登録なしでもゲストとしてご購入いただけます。ポイントのご利用は会員様のみです。"])
 
 ALL = [EN_PRODUCT, EN_TOTAL, EN_SALE, EN_ORDER, EN_POLICY, EN_PREORDER, EN_SPOILER, EN_CHITCHAT, JA_PREORDER,
-       JA_ORDINAL, JA_FAQ]
+       JA_ORDINAL, JA_FAQ, JA_ORDER]
 
 # Two authors of the same name length, both named: an operator that iterates a set of them picks by the
 # string hash seed unless it sorts them fully.

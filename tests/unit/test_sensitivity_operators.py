@@ -12,7 +12,7 @@ from fmquality.sensitivity.registry import BY_NAME, OPERATORS, SEPARATOR, pertur
 from fmquality.domain.defects import FAMILIES, family_of
 
 from tests.unit.sensitivity_cases import (ALL, EN_CHITCHAT, EN_ORDER, EN_POLICY, EN_PREORDER, EN_PRODUCT, EN_SALE, EN_SPOILER,
-                               EN_TOTAL, JA_FAQ, JA_ORDINAL, JA_PREORDER)
+                                          EN_TOTAL, JA_FAQ, JA_ORDER, JA_ORDINAL, JA_PREORDER)
 
 USD = re.compile(r"\$(\d+(?:\.\d\d)?)")
 YEN = re.compile(r"(\d[\d,]*)円")
@@ -96,6 +96,8 @@ def test_wrong_carrier_names_another_carrier_everywhere():
     p = run("wrong_carrier", EN_ORDER)
     assert "UPS" not in p.case.response
     assert re.search(r"\b(?:FedEx|USPS|DHL|OnTrac)\b", p.case.response)
+    j = run("wrong_carrier", JA_ORDER)  # Japanese words are not spaced: the carrier sits inside a word run
+    assert "ヤマト運輸" not in j.case.response and re.search("佐川急便|日本郵便|西濃運輸", j.case.response)
 
 
 def test_wrong_policy_number_states_a_number_the_policy_does_not():

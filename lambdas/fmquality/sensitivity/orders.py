@@ -64,8 +64,12 @@ def wrong_carrier(case: TestCase, ctx: Context) -> Perturbed | None:
     span, carrier = pick(ctx, hits)
     pool = CARRIERS_JA if carrier in CARRIERS_JA or re.search(r"[\u3040-\u9fff]", carrier) else CARRIERS_EN
     other = pick(ctx, [c for c in pool if c not in carriers and c not in carrier])
-    # every mention of that carrier, so the answer names one carrier the order does not have
-    new = re.sub(r"(?<![\w])" + re.escape(carrier) + r"(?![\w])", other, text)
+    # every mention of that carrier (the spans find_all reads: a whole word in Latin script, any
+    # occurrence in Japanese, where words are not spaced), so the answer names one carrier the order
+    # does not have
+    new = text
+    for found in reversed(find_all(text, carrier)):
+        new = replace_span(new, found.start, found.end, other)
     return Perturbed(with_response(case, new), f"carrier {carrier!r} stated as {other!r}")
 
 

@@ -205,11 +205,12 @@ def date_mentions(text: str, d: date) -> list[DateMention]:
 
 
 def find_all(text: str, needle: str, word: bool = True) -> list[Span]:
-    """Occurrences of ``needle`` (a Latin needle as a whole word, case-sensitive)."""
+    """Occurrences of ``needle`` (case-sensitive): a Latin needle as a whole word, bounded by no Latin
+    letter or digit (so "UPS" is found in 「UPSにて」, where kana follow it), a Japanese one anywhere."""
     if not needle:
         return []
     if word and not is_japanese_text(needle):
-        pattern = r"(?<![\w])" + re.escape(needle) + r"(?![\w])"
+        pattern = r"(?<![A-Za-z0-9])" + re.escape(needle) + r"(?![A-Za-z0-9])"
     else:
         pattern = re.escape(needle)
     return [Span(m.start(), m.end(), m.group(0)) for m in re.finditer(pattern, text)]

@@ -45,11 +45,15 @@ bench: $(RUN_STAMP)
 	$(BIN)/python -m bench
 
 # Agreement of the scores with human judgments on every set of the plan (missing sets are skipped),
-# the checks that fire on acceptable answers, a per-intent threshold fit (a diff, never applied) and
-# the offline judge's signal agreement.
+# the defective answers caught per defect family, the checks that fire on acceptable answers, a
+# per-intent threshold fit (a diff, never applied) and the offline judge's signal agreement; then the
+# sensitivity suite on the labelled sets' acceptable answers, offline and checks alone
+# (docs/sensitivity.md), written to calibration/sensitivity/<set>/.
 calibrate: $(RUN_STAMP)
 	$(BIN)/fmquality calibrate --plan datasets/calibration.yaml --out calibration --fit \
 		--signals-out calibration/offline_agreement.yaml
+	$(BIN)/fmquality sensitivity --plan datasets/calibration.yaml --sets golden,paraphrase,blind_dev \
+		--judge offline --judge scripted --out calibration/sensitivity
 
 clean:
 	rm -rf $(VENV) cdk.out runs calibration .pytest_cache node_modules

@@ -121,3 +121,34 @@ def test_an_offline_judge_is_no_model_to_calibrate(tmp_path, labels, capsys):
     path, _ = labels
     assert _run(path, tmp_path / "h.jsonl", "--judge", "offline") == 2
     assert "offline judge is no model" in capsys.readouterr().err
+
+
+def test_a_candidate_that_agrees_better_but_misses_the_perturbed_defects_is_refused(tmp_path, labels, monkeypatch):
+    """Issue 30: the ceremony requires the candidate to hold the sensitivity suite. Here the current
+    judge fails every perturbed answer (a test id with the suite's "~"), the candidate agrees with people
+    on the labelled answers but passes every perturbed one: its kappa is better, its blind spots too."""
+    from fmquality.engines import direct
+    from fmquality.sensitivity.registry import SEPARATOR
+
+    path, defective = labels
+    agrees = _agreeing_with(defective)
+
+    def current(request):
+        score = 0.0 if SEPARATOR in request.case.test_id else 1.0
+        return JudgeVerdict(sub_scores={name: score for name in request.sub_scores}, rationale="fake current")
+
+    def make_judge(options, rubric=None):
+        if options.model_id == CANDIDATE:
+            return ScriptedJudge(default=agrees, model_id=CANDIDATE)
+        return ScriptedJudge(default=current, model_id=CURRENT)
+
+    monkeypatch.setattr(direct, "make_judge", make_judge)
+    history = tmp_path / "judge-history.jsonl"
+    assert _run(path, history, "--suite-per-operator", "3") == 1
+    [decision] = [json.loads(line) for line in history.read_text(encoding="utf-8").splitlines()]
+    assert decision["improvement"] > 0.05  # kappa alone would have accepted it
+    assert decision["accepted"] is False and decision["suite_held"] is False
+    assert decision["suite_reasons"] and "sensitivity suite" in decision["reason"]
+    hits, n = map(int, decision["suite_current"]["safety"].split("/"))
+    assert n > 0 and hits == n  # the current judge caught every perturbed safety defect
+    assert decision["suite_candidate"]["false_alarms"].split("/")[1] == "8"  # the eight acceptable answers

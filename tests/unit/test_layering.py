@@ -14,6 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "lambdas" / "fmquality"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("domain", "retry"),
     ("config", "stats"),
+    ("sensitivity",),
     ("language",),
     ("claims",),
     ("scoring", "judges.base"),

@@ -164,6 +164,32 @@ def _print_calibration(report, console, details: bool) -> None:
         console.print(kappas)
 
 
+def _print_families(report, console) -> None:
+    """Per labelled set: per defect family, the defective answers the set's judge mode failed."""
+    from rich.table import Table
+
+    sets = [s for s in report.sets if s.calibration and s.calibration.families]
+    if not sets:
+        return
+    families = list(dict.fromkeys(f.family for s in sets for f in s.calibration.families))
+    table = Table(title="Defective answers caught per defect family", caption="caught/defective per set and "
+                  "judge mode; label.defect kinds grouped into families, a kind the table does not know as 'other'")
+    table.add_column("family")
+    for s in sets:
+        table.add_column(f"{s.name}\n{s.judge or 'results'}", justify="right")
+    table.add_column("kinds (all sets)", overflow="fold")
+    for family in families:
+        cells, kinds = [], {}
+        for s in sets:
+            f = next((x for x in s.calibration.families if x.family == family), None)
+            cells.append("–" if f is None else f"{f.caught}/{f.defective} {100 * f.recall:.0f}%")
+            for kind, n in (f.kinds.items() if f else ()):
+                kinds[kind] = kinds.get(kind, 0) + n
+        shown = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+        table.add_row(family, *cells, shown if len(shown) <= 120 else shown[:117] + "...")
+    console.print(table)
+
+
 def _print_checks(checks, console) -> None:
     from rich.table import Table
 
@@ -384,6 +410,7 @@ def _print_report(args, report, written: list[Path]) -> None:
 
     console = Console(width=None if sys.stdout.isatty() else 200)  # piped: do not wrap at 80 columns
     _print_calibration(report, console, details=not args.plan)
+    _print_families(report, console)
     if report.checks is not None:
         _print_checks(report.checks, console)
     if report.fit is not None:

@@ -1,7 +1,10 @@
 """`fmquality judge-calibration`: the ceremony a new judge model goes through (docs/calibration.md). The
 human-labelled set is scored twice in-process, by the current judge and by the candidate; the candidate
-is accepted only if its Cohen's kappa with the labels beats the current judge's by more than 0.05
-(``run.calibrate.decide_judge``). The decision and both kappas are appended to the run history.
+is accepted only if its Cohen's kappa with the labels beats the current judge's by more than 0.05 and it
+holds the sensitivity suite on the set's acceptable answers: per defect family it catches the perturbed
+answers the current judge catches, within 5 points, without more false alarms (``run.calibrate.decide_judge``,
+``run.sensitivity.suite_held``). The decision, both kappas and both judges' suite figures are appended
+to the run history.
 
 Exit 0 the candidate is accepted, 1 it is not (the current judge stays pinned), 2 bad input.
 """
@@ -31,6 +34,10 @@ def register(sub: Any) -> None:
                         help="--judge scripted: the candidate's verdict script (the current judge's is --judge-script)")
     parser.add_argument("--history", default=DEFAULT_HISTORY, metavar="FILE",
                         help=f"the run history the decision is appended to (default {DEFAULT_HISTORY})")
+    parser.add_argument("--suite-per-operator", type=int, default=20, metavar="N",
+                        help="sensitivity suite: at most N perturbed answers per operator, drawn with the seed, scored "
+                             "by both judges (default 20; 0: every one)")
+    parser.add_argument("--suite-seed", type=int, default=0, help="sensitivity suite: the operators' seed (default 0)")
     parser.add_argument("--json", action="store_true", help="print the decision as JSON")
     add_scoring_options(parser)
     parser.set_defaults(command_fn=cmd_judge_calibration, judge="bedrock")
@@ -87,10 +94,16 @@ def cmd_judge_calibration(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     current = evaluate(loaded.cases, rubric, current_judge, "judge-calibration-current", current_options)
     candidate = evaluate(loaded.cases, rubric, candidate_judge, "judge-calibration-candidate", candidate_options)
+    from fmquality.cli.sensitivity import measure_suite
+    from fmquality.sensitivity.registry import OPERATORS
+
+    suite = measure_suite(loaded.cases, rubric, {"current": current_options, "candidate": candidate_options},
+                          list(OPERATORS), args.suite_seed, str(args.labels or DEFAULT_LABELS),
+                          args.suite_per_operator or None)
     decision = decide_judge(
         loaded.cases, current, candidate, current_judge=f"{args.judge}:{current_judge.model_id}",
         candidate_judge=f"{args.judge}:{candidate_judge.model_id}", rubric_version=rubric.version,
-        labels=str(args.labels or DEFAULT_LABELS), decided_at=now())
+        labels=str(args.labels or DEFAULT_LABELS), decided_at=now(), suite=suite)
     history = append_judge_decision(Path(args.history), decision)
     if args.json:
         print(decision.model_dump_json(indent=2))

@@ -4,6 +4,7 @@ its own module with ``register(sub)`` (its options; ``command_fn`` the function 
     run                            cli/run.py        evaluate a dataset and apply the gate
     estimate                       cli/estimate.py   judge calls, tokens and cost before any call
     calibrate                      cli/calibrate.py  agreement with human ratings and labels
+    sensitivity                    cli/sensitivity.py  perturbed acceptable answers: what each judge mode catches
     judge-calibration              cli/judge_calibration.py  a candidate judge model's ceremony
     replay                         cli/replay.py     a window of captured turns, candidate vs control
     schema                         cli/schema.py     the JSON Schema of a dataset line
@@ -21,7 +22,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fmquality.cli import calibrate, compare, estimate, judge_calibration, regression, replay, run, schema, watch
+from fmquality.cli import (calibrate, compare, estimate, judge_calibration, regression, replay, run, schema, sensitivity,
+                           watch)
 from fmquality.cli.common import EXIT_RUN_FAILED, err
 
 
@@ -29,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fmquality", description="FM output quality gate")
     parser.add_argument("--version", action="version", version=f"%(prog)s {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (run, estimate, calibrate, judge_calibration, schema, watch, compare, replay, regression):
+    for group in (run, estimate, calibrate, sensitivity, judge_calibration, schema, watch, compare, replay, regression):
         group.register(sub)
     try:
         from fmquality.cli import aws

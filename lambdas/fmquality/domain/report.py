@@ -40,6 +40,18 @@ class Kappa(BaseModel):
     failed_defective: int = 0
 
 
+class FamilyRecall(BaseModel):
+    """The defective answers of one defect family (``domain.defects.family_of`` of ``label.defect``) and
+    how many of them the gate failed."""
+
+    family: str
+    defective: int
+    caught: int
+    recall: float | None
+    kinds: dict[str, int] = Field(default_factory=dict)  # label.defect -> defective answers of that kind
+    missed_ids: list[str] = Field(default_factory=list)
+
+
 class Calibration(BaseModel):
     """How the gate's item verdicts agree with human labels (cases carrying `label.acceptable`)."""
 
@@ -57,6 +69,8 @@ class Calibration(BaseModel):
     kappa: Kappa | None = None
     kappa_by_intent: dict[str, Kappa] = Field(default_factory=dict)
     kappa_by_locale: dict[str, Kappa] = Field(default_factory=dict)
+    # Per defect family: the defective answers and how many failed (absent from older reports).
+    families: list[FamilyRecall] = Field(default_factory=list)
 
 
 class PairedInterval(BaseModel):

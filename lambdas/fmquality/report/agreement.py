@@ -3,14 +3,16 @@
 
 A result is labelled when its ``label.acceptable`` is a boolean. Per labelled run: the acceptable
 answers that failed and the defective ones that passed (counts, rates, ids), the share of verdicts
-that agree, and Cohen's kappa (``stats.kappa``) overall, per intent and per locale.
+that agree, Cohen's kappa (``stats.kappa``) overall, per intent and per locale, and per defect family
+(``domain.defects``) how many defective answers failed.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from fmquality.domain.report import Calibration, Kappa
+from fmquality.domain.defects import FAMILIES, family_of
+from fmquality.domain.report import Calibration, FamilyRecall, Kappa
 from fmquality.domain.results import EvaluationResult
 from fmquality.stats.kappa import cohen_kappa
 
@@ -52,7 +54,28 @@ def calibrate(results: list[EvaluationResult]) -> Calibration | None:
         kappa=cohen_kappa((r.passed, r.label["acceptable"]) for r in labelled),
         kappa_by_intent=_kappa_by(labelled, "intent"),
         kappa_by_locale=_kappa_by(labelled, "locale"),
+        families=family_recall(bad),
     )
+
+
+def family_recall(defective: list[EvaluationResult]) -> list[FamilyRecall]:
+    """Per defect family (in ``FAMILIES`` order; a kind the table does not know counts as ``other``):
+    the defective answers and how many the gate failed (an unscored or error item counts as failed,
+    the verdict the gate gave it)."""
+    groups: dict[str, list[EvaluationResult]] = defaultdict(list)
+    for r in defective:
+        groups[family_of(r.label.get("defect"))].append(r)
+    out = []
+    for family in sorted(groups, key=lambda f: FAMILIES.index(f) if f in FAMILIES else len(FAMILIES)):
+        items = groups[family]
+        kinds: dict[str, int] = defaultdict(int)
+        for r in items:
+            kinds[str(r.label.get("defect") or "unspecified")] += 1
+        caught = sum(not r.passed for r in items)
+        out.append(FamilyRecall(family=family, defective=len(items), caught=caught,
+                                recall=round(caught / len(items), 4), kinds=dict(sorted(kinds.items())),
+                                missed_ids=[r.test_id for r in items if r.passed]))
+    return out
 
 
 def kappa_subsets(cal: Calibration) -> list[tuple[str, Kappa]]:

@@ -42,7 +42,7 @@ _TEMPLATES = {
 <div class="muted">{{ s.dataset }} · {{ s.items }} lines · {% if s.results_file %}results {{ s.results_file }}{% else %}scored with judge {{ s.judge }}{% endif %}{% if s.rubric_version %} · rubric {{ s.rubric_version }}{% endif %}{% if s.missing_results %} · {{ s.missing_results }} line(s) without a result{% endif %}</div>
 {% if s.correlations %}<table><tr><th>score</th><th>rating</th><th class="num">n</th><th class="num">rho</th><th class="num">tau-b</th><th class="num">unscored</th><th class="num">not applicable</th><th class="num">unrated</th></tr>
 {% for x in s.correlations %}<tr><td>{{ x.score }}{% if x.info %} (info){% endif %}</td><td>{{ x.human }}</td><td class="num">{{ x.n }}</td><td class="num">{{ '%.3f'|format(x.rho) if x.rho is not none else x.undefined_reason }}</td><td class="num">{{ '%.3f'|format(x.tau_b) if x.tau_b is not none else '–' }}</td><td class="num">{{ x.unscored }}</td><td class="num">{{ x.not_applicable }}</td><td class="num">{{ x.unrated }}</td></tr>{% endfor %}</table>{% endif %}
-{% if s.calibration %}{% with cal = s.calibration %}{% include "calibration_section.html" %}{% endwith %}{% endif %}
+{% if s.calibration %}{% with cal = s.calibration, judge = s.judge %}{% include "calibration_section.html" %}{% endwith %}{% endif %}
 {% endfor %}
 {% if c.checks %}<h2>Checks on the labelled answers</h2>
 <p class="muted">Each hard-failure rule, and each sub-score a check (not a judge) set below 1.0: the acceptable and defective answers it fired on. A highlighted row fired on an acceptable answer: the check must be fixed or demoted.</p>

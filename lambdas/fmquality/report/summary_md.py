@@ -1,6 +1,6 @@
 """summary.md: a run in Markdown for a pipeline or pull-request page (GitHub's job summary, a PR
 comment, CodePipeline's execution summary): the gate verdict and why, the pass rate, one row per
-intent and per locale, the failing items with their reasons and, in a paired run, the comparison with
+intent and per locale, the defective answers caught per defect family (labelled runs), the failing items with their reasons and, in a paired run, the comparison with
 the control (new failures apart from the items that fail in both arms)."""
 
 from __future__ import annotations
@@ -74,10 +74,23 @@ def _paired(report: RunReport) -> list[str]:
     return lines + [""]
 
 
+def _families(report: RunReport) -> list[str]:
+    """Per defect family, the labelled defective answers the gate failed (a blind spot shows as a low row)."""
+    cal = report.calibration
+    if cal is None or not cal.families:
+        return []
+    lines = [f"### Defective answers caught, per defect family (judge {report.judge})", "",
+             "| family | caught | defective | recall | kinds |", "|---|---:|---:|---:|---|"]
+    for f in cal.families:
+        kinds = ", ".join(f"{k} {n}" for k, n in f.kinds.items())
+        lines.append(f"| {f.family} | {f.caught} | {f.defective} | {100 * (f.recall or 0):.0f}% | {_cell(kinds)} |")
+    return lines + [""]
+
+
 def render_summary_md(report: RunReport, results: Iterable[EvaluationResult]) -> str:
     results = list(results)
     lines = _headline(report)
     lines += ["### By intent", ""] + _breakdown_table("intent", report.intent_breakdown)
     lines += ["### By locale", ""] + _breakdown_table("locale", report.locale_breakdown)
-    lines += _paired(report) + _failing_items(results)
+    lines += _families(report) + _paired(report) + _failing_items(results)
     return "\n".join(lines).rstrip() + "\n"

@@ -20,6 +20,7 @@ from fmquality.domain.errors import PlanError
 from fmquality.domain.results import EvaluationResult
 from fmquality.report.agreement import calibrate
 from fmquality.report.calibration import SetCalibration, check_score_name, correlate
+from fmquality.run.sensitivity import SensitivityReport, family_cells, suite_held
 
 # --------------------------------------------------------------------------------------------------
 # One set: its lines joined to its results
@@ -134,6 +135,7 @@ def load_plan(path: str | Path) -> CalibrationPlan:
 
 # --------------------------------------------------------------------------------------------------
 # The judge ceremony: a candidate judge replaces the current one only if it agrees better with people
+# and holds the sensitivity suite (catches the perturbed defects the current judge catches)
 # --------------------------------------------------------------------------------------------------
 
 # Seed 004's ceremony: the candidate's Cohen's kappa must beat the current judge's by MORE than this.
@@ -157,6 +159,12 @@ class JudgeCalibrationDecision(BaseModel):
     required_improvement: float = REQUIRED_KAPPA_IMPROVEMENT
     accepted: bool
     reason: str
+    # The sensitivity suite on the same set's acceptable answers (run.sensitivity.suite_held): per
+    # family "caught/n" of each judge, whether the candidate holds it, and why not. None: not measured.
+    suite_held: bool | None = None
+    suite_reasons: list[str] = Field(default_factory=list)
+    suite_current: dict[str, str] = Field(default_factory=dict)
+    suite_candidate: dict[str, str] = Field(default_factory=dict)
 
 
 def _kappa_of(results: list[EvaluationResult], cases: list[TestCase]) -> tuple[float | None, str | None, int]:
@@ -169,9 +177,12 @@ def _kappa_of(results: list[EvaluationResult], cases: list[TestCase]) -> tuple[f
 
 def decide_judge(cases: list[TestCase], current: list[EvaluationResult], candidate: list[EvaluationResult], *,
                  current_judge: str, candidate_judge: str, rubric_version: str, labels: str, decided_at: str,
-                 required: float = REQUIRED_KAPPA_IMPROVEMENT) -> JudgeCalibrationDecision:
-    """Accept the candidate only if its kappa exceeds the current judge's by more than ``required``; an
-    undefined kappa on either side decides nothing, so the current judge stays."""
+                 required: float = REQUIRED_KAPPA_IMPROVEMENT, suite: "SensitivityReport | None" = None
+                 ) -> JudgeCalibrationDecision:
+    """Accept the candidate only if its kappa exceeds the current judge's by more than ``required`` and,
+    when the sensitivity ``suite`` was measured (columns ``current`` and ``candidate``), it holds the
+    suite (``run.sensitivity.suite_held``); an undefined kappa on either side decides nothing, so the
+    current judge stays."""
     now_kappa, now_undefined, labelled = _kappa_of(current, cases)
     new_kappa, new_undefined, _ = _kappa_of(candidate, cases)
     improvement = None if now_kappa is None or new_kappa is None else round(new_kappa - now_kappa, 4)
@@ -184,11 +195,25 @@ def decide_judge(cases: list[TestCase], current: list[EvaluationResult], candida
         reason = (f"kappa {now_kappa:.4f} -> {new_kappa:.4f} ({improvement:+.4f}); "
                   f"{'more' if accepted else 'not more'} than +{required:g}: "
                   f"{'candidate accepted' if accepted else 'current judge kept'}")
+    held = None
+    extra: dict[str, Any] = {}
+    if suite is not None:
+        hold = suite_held(suite, "current", "candidate")
+        held = hold.held
+        extra = {"suite_reasons": hold.reasons, "suite_current": family_cells(suite, "current"),
+                 "suite_candidate": family_cells(suite, "candidate")}
+        if not hold.held:
+            reason += f"; the candidate does not hold the sensitivity suite ({'; '.join(hold.reasons)})"
+            if accepted:
+                reason = reason.replace("candidate accepted", "kappa alone would accept")
+            accepted = False
+        else:
+            reason += "; the candidate holds the sensitivity suite"
     return JudgeCalibrationDecision(
         decided_at=decided_at, rubric_version=rubric_version, labels=labels, labelled_items=labelled,
         current_judge=current_judge, candidate_judge=candidate_judge, current_kappa=now_kappa,
         candidate_kappa=new_kappa, improvement=improvement, required_improvement=required, accepted=accepted,
-        reason=reason)
+        reason=reason, suite_held=held, **extra)
 
 
 def append_judge_decision(path: str | Path, decision: JudgeCalibrationDecision) -> Path:

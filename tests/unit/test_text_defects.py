@@ -150,3 +150,14 @@ def test_a_simple_step_is_not_condescension():
 ])
 def test_slang_and_it_is_obvious_are_off_register_in_a_polite_answer(response):
     assert tone_finding(_ja(response), response)
+
+
+def test_a_japanese_sentence_in_an_answer_to_an_english_shopper_is_another_language():
+    from fmquality.schemes.mangaassist.fluency.check import language_problem
+    mixed = TestCase.model_validate({"test_id": "t", "intent": "faq", "query": "How long do returns take?",
+                                     "response": "Refunds take 5-7 business days after we receive the item, and they go back to your original "
+                                                 "payment method. 在庫や価格は変わることがありますので、ご確認ください。"})
+    assert "Japanese sentences" in (language_problem(mixed) or "")
+    titled = TestCase.model_validate({"test_id": "t", "intent": "faq", "query": "Is Jujutsu Kaisen in stock?",
+                                      "response": "Yes, Jujutsu Kaisen (呪術廻戦) Vol. 1 is in stock. In Japan it is 『呪術廻戦』."})
+    assert language_problem(titled) is None  # a title in brackets or 『』 is a name, not a sentence

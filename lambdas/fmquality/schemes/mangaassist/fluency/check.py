@@ -274,6 +274,19 @@ def english_words_in_japanese(case: TestCase, text: str) -> list[str]:
     return found
 
 
+def japanese_sentences(text: str) -> list[str]:
+    """Sentences of Japanese prose (ten Japanese characters or more, kana among them, mostly Japanese
+    script) outside quotes and brackets, where a title or a name would stand."""
+    stripped = re.sub(r"『[^』]*』|「[^」]*」|\([^)]*\)|（[^）]*）|\*\*[^*]*\*\*", " ", text or "")
+    out = []
+    for line in stripped.splitlines():
+        for sentence in split_sentences(line):
+            japanese = re.findall(r"[\u3040-\u30ff\u4e00-\u9fff]", sentence)
+            if len(japanese) >= 10 and re.search(r"[\u3040-\u309f]", sentence) and japanese_share(sentence) > 0.5:
+                out.append(sentence.strip())
+    return out
+
+
 def language_problem(case: TestCase) -> str | None:
     """The answer, or part of it, in another language than the shopper's: an English answer to a
     shopper writing Japanese (or a Japanese answer to one writing English), or English sentences
@@ -291,6 +304,10 @@ def language_problem(case: TestCase) -> str | None:
             return f"English words inside Japanese sentences: {', '.join(words[:5])}"
     elif answer_japanese > 0.5 and japanese_share(case.query) == 0.0:
         return "the shopper writes English and the answer is in Japanese"
+    elif japanese_share(case.query) == 0.0 and not case.is_japanese:
+        japanese = japanese_sentences(text)
+        if japanese:
+            return f"Japanese sentences in an English answer: {japanese[0][:40]!r}"
     return None
 
 

@@ -107,7 +107,8 @@ class AmountsInPlay:
                 if close(a * count, amount, currency):
                     return f"{count} x {a:g}"
         for size in (2, 3, 4):
-            for combo in itertools.combinations(pool, size):
+            # With repeats: two volumes at one price and a third at another ($9.99 + $9.99 + $11.99).
+            for combo in itertools.combinations_with_replacement(pool, size):
                 if close(sum(combo), amount, currency):
                     return " + ".join(f"{x:g}" for x in combo)
         return None
@@ -169,7 +170,8 @@ def discounted(base: float, percent: float, currency: str) -> list[float]:
 # Written-out arithmetic: "528円＋770円", "$45 minus 15% is $38.25", "$9.99 x 3 = $29.97"
 # --------------------------------------------------------------------------------------------------
 
-_OPERATOR = re.compile(r"^\s*(\+|＋|plus|and|-|−|–|minus|less|x|×|\*|times)\s*$")
+# An operator between two amounts of one line: a dash that opens the next line is a bullet, not a minus.
+_OPERATOR = re.compile(r"^[^\S\n]*(\+|＋|plus|and|-|−|–|minus|less|x|×|\*|times)[^\S\n]*$")
 _RESULT = re.compile(r"^\s*(?:=|＝|is|comes to|makes|gives|→|->|equals|で|は|ちょうど|、)?\s*$")
 
 
@@ -231,7 +233,8 @@ def written_arithmetic(norm: str, prices: list[Price]) -> list[WrittenArithmetic
             continue  # "$11.99 and $12.99": two prices, not a sum
         result = None
         after = by_start[j + 1] if j + 1 < len(by_start) else None
-        if after is not None and _RESULT.match(strip_markup(norm[end:after.start])):
+        # "2,160円 − 216円（10%）＝ 1,944円": a bracketed note on the last term before the result.
+        if after is not None and _RESULT.match(re.sub(r"^\s*[(（][^()（）]{0,20}[)）]", "", strip_markup(norm[end:after.start]))):
             result = after
         before = by_start[i - 1] if i > 0 else None
         if result is None and before is not None and re.fullmatch(r"\s*[(（]\s*", norm[before.end:first.start]):

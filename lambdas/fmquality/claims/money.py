@@ -53,6 +53,7 @@ _DISCOUNT_BEFORE = re.compile(r"(?:discount(?: of| is)?|credit(?: of)?|coupon(?:
                               r"値引き|割引額(?:は)?)" + _END)
 _TOTAL_BEFORE = re.compile(
     r"(?:total(?: of| is| comes to| would be| will be| becomes)?|subtotal(?: of| is| would be| will be| becomes)?|grand total|"
+    r"(?<![a-z0-9%])[=＝]|"  # "Vol. 1 ($9.99) + ... ($9.49) = $41.46": what the terms before it make (their asides dropped)
     r"refund(?:ed)?(?: of| is| would be| will be| comes to)?|with (?:shipping|tax|fees?|the fee)(?: included)?|including (?:shipping|tax)|you'?(?:ll| will) (?:get back|receive)|get back|返金(?:額)?(?:は)?|"
     r"altogether|together|in all|combined|comes? to|came to|adds? up to|works out to|"
     r"(?:brings?|bringing|gets?|getting)(?: it| that| this| you| the total| your (?:sub)?total| your cart| the cart)?(?: down| up)? to|"

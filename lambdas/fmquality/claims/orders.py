@@ -71,6 +71,22 @@ _SHIPPED = re.compile(r"\b(?:shipped|dispatched|on its way|on the way|in transit
                       r"left (?:our|the) warehouse)\b|発送済|発送しました|発送されました|発送いたしました|出荷済|配送中|輸送中")
 
 
+# What the shopper or the store will do, not where the order is: "(how to) get your replacement set on its way".
+_TO_GET = re.compile(r"\bget(?:s|ting)?\b(?:\s+[\w'-]+){0,3}\s*$")
+# Moving now, as opposed to shipped at some point: a delivered order was shipped, it is not on its way.
+_IN_TRANSIT = re.compile(r"\b(?:on its way|on the way|in transit|out for delivery)\b|配送中|輸送中|配達中")
+
+
+
+def _to_get(norm: str, at: int) -> bool:
+    return _TO_GET.search(norm[max(0, at - 40):at]) is not None
+
+
+def _said_moving(norm: str) -> bool:
+    """The answer says the parcel is moving now (not what someone will get moving)."""
+    return any(not _to_get(norm, m.start()) for m in _IN_TRANSIT.finditer(norm))
+
+
 # Each phrase compiled once.
 _ORDER_STATUS_PATTERNS = [(family, re.compile(re.escape(p))) for family, phrases in ORDER_STATUS_PHRASES.items()
                           for p in phrases]
@@ -91,8 +107,8 @@ def stated_order_statuses(text: str) -> set[str]:
     for match in _SHIPPED.finditer(norm):
         before = norm[max(0, match.start() - 20):match.start()]
         if condition_in(before.split(".")[-1]) or conditional_ending(norm[match.end():match.end() + 2]) \
-                or _JA_CONDITION_AFTER.match(norm[match.end():]):
-            continue  # "once it ships", "as soon as it's on its way"
+                or _JA_CONDITION_AFTER.match(norm[match.end():]) or _to_get(norm, match.start()):
+            continue  # "once it ships", "as soon as it's on its way", "how to get your replacement on its way"
         found.add("processing" if not_yet_before(before) else "shipped")
     return found
 
@@ -342,6 +358,8 @@ def _compare_status(order: dict, text: str, facts: OrderFacts) -> None:
     if family and claimed:
         # "in transit" of a shipped order, "delayed" of any open order are not contradictions.
         allowed = {family} | ({"delayed"} if family in ("shipped", "processing") else set())
+        if family == "delivered" and not _said_moving(normalize(text)):
+            allowed.add("shipped")  # "shipped Oct 2 via USPS": the delivered order's history, not its state
         if family == "delayed":
             # Late at the stage it is in: shipped when the page gives a ship date, else being prepared.
             allowed.add("shipped" if order.get("ship_date") or order.get("tracking_number") else "processing")

@@ -31,7 +31,7 @@ from fmquality.claims.ordinals import ordinal_reference
 from fmquality.language.attribution import reported_at
 from fmquality.domain.case import CatalogItem, TestCase
 from fmquality.language.catalog_index import (Mention, distinct_words, index_for, last_word_position, products_in_play,
-                                              told_apart)
+                                              title_keys, told_apart)
 from fmquality.language.numbers import extract_prices, text_currency
 from fmquality.language.text import is_list_line, normalize, segment_spans
 
@@ -84,6 +84,14 @@ class Reading:
         named = products_in_play(self.case)
         # "the second one" can point at a listing no text names in full ("2. Deluxe Hardcover — $24.99").
         return named + [self.focus] if self.focus and self.focus not in named else named
+
+    @cached_property
+    def _shelf_siblings(self) -> list[CatalogItem]:
+        """Listings of the case's catalog that no text names in full but that share a title with a
+        product in play (another volume, another edition): what "Vol. 14" or "the paperback" can mean."""
+        in_play = set(self.in_play)
+        keys = set().union(*(title_keys(self.by_asin[a]) for a in in_play if a in self.by_asin))
+        return [i for i in self.case.catalog if i.asin not in in_play and keys & title_keys(i)]
 
     @cached_property
     def products(self) -> list[str]:
@@ -169,6 +177,13 @@ class Reading:
             # product names it too; when only others were named since, "it" may be either: no product.
             named_since = next((self.mentions_in(i) for i in range(index - 1, -1, -1) if self.mentions_in(i)), [])
             return self.items([self.focus]) if not named_since or any(self.focus in m.asins for m in named_since) else []
+        candidates = self.items(self.in_play) + self._shelf_siblings
+        if len(candidates) > 1:
+            own = self._told_apart(candidates, index)
+            if len(own) == 1:
+                # "19巻は在庫がございます" under the cards, "Vol. 14 is in stock" of a series whose Vol. 15 was
+                # asked about: the listing the sentence tells apart by its own word wins.
+                return own
         for back in range(1, 7):
             if index - back < 0:
                 break
@@ -199,9 +214,10 @@ class Reading:
     def _the_others(self, pos: int, index: int) -> list[CatalogItem] | None:
         """For a statement about "the other two" or "the rest", the products in play other than the
         ones the sentence names and the one asked about; None when it says no such thing."""
-        start = self.spans[index][0]
-        if not _THE_OTHERS.search(self.norm[max(start, pos - 40):pos]):
-            return None
+        start = max(self.spans[index][0], pos - 40)
+        others = _THE_OTHERS.search(self.norm[start:pos])
+        if not others or any(start + others.end() <= m.start < pos for m in self.mentions):
+            return None  # "Why not the others: *Dandadan* ($11.99)": the title named since says whose it is
         named = {a for m in self.mentions_in(index) for a in m.asins} | ({self.focus} if self.focus else set())
         return self.items([a for a in self.in_play if a not in named])
 

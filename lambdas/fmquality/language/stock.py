@@ -30,6 +30,8 @@ AVAILABILITY_PHRASES: dict[str, tuple[str, ...]] = {
 _AVAILABILITY_LONGEST_FIRST = sorted(
     ((p, s) for s, ps in AVAILABILITY_PHRASES.items() for p in ps), key=lambda x: -len(x[0])
 )
+# 「ご予約の時点」「ご予約時」「ご予約のキャンセル」: the act of pre-ordering named, not a status stated.
+_THE_ACT_OF_ORDERING = re.compile(r"(?:の(?:時点|際|段階|キャンセル|変更|方法|お手続き|手続き)|時)")
 # What a negated status says ("isn't sold out" is in stock); a negated pre-order says nothing.
 _NEGATION_FLIP = {"in_stock": "out_of_stock", "out_of_stock": "in_stock", "limited": "out_of_stock"}
 
@@ -57,6 +59,9 @@ def availability_mentions(text: str) -> list[tuple[str, int]]:
             end = start + len(phrase)
             if not any(s <= start < e or s < end <= e for s, e in taken):
                 taken.append((start, end))
+                if status == "preorder" and _THE_ACT_OF_ORDERING.match(norm[end:end + 8]):
+                    start = norm.find(phrase, end)
+                    continue  # 「ご予約の時点では」: the moment of ordering, said of pre-orders in general
                 negated = negated_before(norm[max(0, start - 20):start]) or negated_after(norm[end:end + 8])
                 effective = _NEGATION_FLIP.get(status) if negated and "not" not in phrase and "ません" not in phrase \
                     and "ない" not in phrase else status

@@ -37,11 +37,13 @@ def basis_contradictions(case: TestCase, reading: Reading) -> list[str]:
                 known.setdefault((price.currency, round(price.amount, 2)), set()).add(basis)
     if not known:
         return []
+    # A product's own price said "each" ("Vols. 1-4, $12.99 each") is not the fee of the same amount.
+    product_prices = {(i.currency, round(i.price, 2)) for i in case.catalog}
     out = []
     for price in extract_prices(reading.text):
         bases = known.get((price.currency, round(price.amount, 2)))
         basis = rate_basis(reading.norm, price) if bases else None
-        if not basis or basis in bases:
+        if not basis or basis in bases or (price.currency, round(price.amount, 2)) in product_prices:
             continue
         sentence = reading.sentence(reading.sentence_of(price.start))
         if is_question(sentence) or is_conditional(sentence) or is_negated(sentence) or reading.reported(price.start):

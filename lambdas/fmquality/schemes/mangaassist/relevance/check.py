@@ -85,10 +85,10 @@ _RATING_WORDS = {"all ages": 0, "全年齢": 0, "older teen": 16, "teen": 13, "m
 # A sentence that names a product to warn against it or set it aside, not to offer it.
 _WARNING = re.compile(r"\b(?:not (?:suitable|appropriate|recommended|a (?:good )?fit|for)|too (?:mature|violent|graphic|"
                       r"old|young|dark|expensive|pricey)|wait (?:until|till|a few years)|when (?:he|she|they)(?:'s|'re| is| are) older|"
-                      r"skip(?:s|ped|ping)?|avoid(?:s|ed|ing)?|over (?:your|the) budget|above (?:your|the) budget|exceeds?|beyond (?:your|the) budget)\b"
+                      r"skip(?:s|ped|ping)?|avoid(?:s|ed|ing)?|(?:well )?over (?:your |the )?budget|above (?:your|the) budget|exceeds?|beyond (?:your|the) budget)\b"
                       r"|\b(?:left|ruled|leaving|ruling) (?:it |them )?out\b|\bexclud(?:e|ed|ing)\b"
                       r"|向きでは|向けではありません|おすすめできません|控え|避け|ご注意|予算(?:を|は)?(?:超え|オーバー)|予算外|"
-                      r"(?:候補|対象)から(?:は)?(?:外|除)|除外")
+                      r"(?:候補|対象|条件|ご条件|ご希望)から(?:は)?(?:外|除)|除外|外しております|外しました")
 _BUDGET_EN = re.compile(r"(?:budget(?: of| is)?|under|less than|up to|no more than|max(?:imum)?(?: of)?|within|at most|below|<)\s*"
                         r"(?:about\s+)?\$\s?(\d+(?:\.\d+)?)|\$\s?(\d+(?:\.\d+)?)\s*(?:max\b|budget|or less|limit|total|tops)")
 # The answer says first that nothing meets the budget: what it names after is a told alternative.
@@ -98,10 +98,24 @@ _BUDGET_UNMET = re.compile(r"\b(?:do not|don't|doesn't|does not) (?:have|carry|s
 _BUDGET_JA = re.compile(r"予算(?:は|が)?\s*([\d,]+)\s*円|([\d,]+)\s*円\s*(?:以内|以下|まで|未満)")
 
 
+def _under_a_setting_aside(reading: Reading, index: int) -> bool:
+    """The sentence follows a lead-in that sets what comes after aside ("Left out on purpose:", "What I
+    left out:"), directly or as an item of the list under it."""
+    j = index - 1
+    while j >= 0 and is_list_line(reading.sentence(j)):
+        j -= 1
+    lead = reading.sentence(j).rstrip() if j >= 0 else ""
+    return lead.endswith((":", "：")) and _WARNING.search(lead) is not None
+
+
 def _offered(reading: Reading, asin: str) -> bool:
-    """Named in at least one sentence that does not warn against it or set it aside."""
-    sentences = {reading.sentence_of(m.start) for m in reading.mentions if asin in m.asins}
-    return any(not _WARNING.search(reading.sentence(i)) and not is_negated(reading.sentence(i)) for i in sentences)
+    """Named in at least one sentence that does not warn against it or set it aside. Where the answer
+    names the listing by its own title, the sentences naming only its series ("Haikyu!! is rated all
+    ages", shared by the volumes and the box set) do not offer it."""
+    own = {reading.sentence_of(m.start) for m in reading.mentions if m.asins == (asin,)}
+    sentences = own or {reading.sentence_of(m.start) for m in reading.mentions if asin in m.asins}
+    return any(not _WARNING.search(reading.sentence(i)) and not is_negated(reading.sentence(i))
+               and not _under_a_setting_aside(reading, i) for i in sentences)
 
 
 def rating_texts(item) -> list[str]:  # noqa: ANN001 - CatalogItem

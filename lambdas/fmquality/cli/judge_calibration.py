@@ -3,7 +3,9 @@ human-labelled set is scored twice in-process, by the current judge and by the c
 is accepted only if its Cohen's kappa with the labels beats the current judge's by more than 0.05
 (``run.calibrate.decide_judge``). The decision and both kappas are appended to the run history.
 
-Exit 0 the candidate is accepted, 1 it is not (the current judge stays pinned), 2 bad input.
+Exit 0 the candidate is accepted, 1 it is not (the current judge stays pinned), 2 bad input, 3 the
+calibration could not be done (a judge that cannot be called: no credentials or region, a model id or
+grant Bedrock refuses), with no decision appended.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fmquality.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, add_scoring_options, err, load_inputs, now
+from fmquality.cli.common import (EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, EXIT_RUN_FAILED, add_scoring_options,
+                                  err, load_inputs, now)
+from fmquality.domain.errors import RunNotDone
 
 DEFAULT_LABELS = "datasets/mangaassist/golden.jsonl"
 DEFAULT_CATALOG = "datasets/mangaassist/catalog.json"
@@ -85,8 +89,12 @@ def cmd_judge_calibration(args: argparse.Namespace) -> int:
     if not any(case.label is not None for case in loaded.cases):
         err(f"error: {args.labels or DEFAULT_LABELS}: no line carries label.acceptable; nothing to calibrate on")
         return EXIT_BAD_INPUT
-    current = evaluate(loaded.cases, rubric, current_judge, "judge-calibration-current", current_options)
-    candidate = evaluate(loaded.cases, rubric, candidate_judge, "judge-calibration-candidate", candidate_options)
+    try:
+        current = evaluate(loaded.cases, rubric, current_judge, "judge-calibration-current", current_options)
+        candidate = evaluate(loaded.cases, rubric, candidate_judge, "judge-calibration-candidate", candidate_options)
+    except RunNotDone as exc:  # no decision and no history entry: neither judge was measured
+        err(f"error: the calibration could not be done: {type(exc).__name__}: {exc}")
+        return EXIT_RUN_FAILED
     decision = decide_judge(
         loaded.cases, current, candidate, current_judge=f"{args.judge}:{current_judge.model_id}",
         candidate_judge=f"{args.judge}:{candidate_judge.model_id}", rubric_version=rubric.version,

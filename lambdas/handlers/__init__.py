@@ -21,8 +21,24 @@ _CLIENT_CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
+# Clients given from outside instead of made here: the local engine's Bedrock judge client, made from
+# the user's own credentials before the engine replaces them with embedded AWS's fake ones.
+_GIVEN_CLIENTS: dict[str, Any] = {}
+
+
+def give_client(service: str, client: Any | None) -> None:
+    """Use ``client`` for ``service`` (None: make one again); forgets the clients and judges made."""
+    if client is None:
+        _GIVEN_CLIENTS.pop(service, None)
+    else:
+        _GIVEN_CLIENTS[service] = client
+    reset_caches()
+
+
 @cache
 def aws_client(service: str) -> Any:
+    if service in _GIVEN_CLIENTS:
+        return _GIVEN_CLIENTS[service]
     import boto3
     from botocore.config import Config
 

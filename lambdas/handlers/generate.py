@@ -33,6 +33,7 @@ metrics = Metrics(service="")
 
 GENERATION_FAILED = "GenerationFailed"
 GENERATION_INCOMPLETE = "GenerationIncomplete"
+TARGET_UNAVAILABLE = "TargetUnavailable"
 
 
 def _record_metrics(generation: Generation) -> None:
@@ -68,9 +69,10 @@ def generate_item(event: GenerateEvent) -> dict[str, Any]:
         logger.warning("generation incomplete" if incomplete else "generation failed after its retries",
                        extra={"error": generation.error, "attempts": generation.attempts,
                               "stop_reason": generation.stop_reason})
-        # The shape a Catch gives, so RecordItemError reads it the same way.
-        out["error"] = {"Error": GENERATION_INCOMPLETE if incomplete else GENERATION_FAILED,
-                        "Cause": failure_cause(generation)}
+        # The shape a Catch gives, so RecordItemError reads it the same way. A target that is down or
+        # uncallable is named TargetUnavailable: the ASL records the item and fails its child by that name.
+        name = GENERATION_INCOMPLETE if incomplete else TARGET_UNAVAILABLE if generation.unavailable else GENERATION_FAILED
+        out["error"] = {"Error": name, "Cause": failure_cause(generation)}
     return out
 
 

@@ -58,6 +58,29 @@ def run_rubric(bucket: str, key: str) -> Rubric:
 
 
 @cache
+def _run_case(bucket: str, key: str) -> str:
+    import json
+
+    return json.dumps(layout.read_case(run_storage(bucket), key), ensure_ascii=False)
+
+
+def resolved_item(event: dict[str, Any]) -> dict[str, Any]:
+    """The event with a case stub (a large case Prepare wrote to its own file, ``domain.payload``) replaced
+    by the case; a generated answer, which the state carries in the generation record for a stub, set
+    as its response (none when the generation failed). Any other event as it came."""
+    import json
+
+    item = event.get("item")
+    if not layout.is_case_stub(item):
+        return event
+    case = json.loads(_run_case(event["bucket"], item[layout.CASE_REF]))
+    generation = event.get("generation")
+    if isinstance(generation, dict):
+        case["response"] = None if generation.get("error") else generation.get("response")
+    return {**event, "item": case}
+
+
+@cache
 def run_targets(bucket: str, key: str) -> layout.RunTargets:
     """The target specs Prepare wrote for a run (``ssm:`` already resolved), read once per container."""
     return layout.read_targets(run_storage(bucket), key)
@@ -96,5 +119,5 @@ def judge_for(name: str, model_id: str | None) -> Any:
 
 def reset_caches() -> None:
     """Forget cached clients, rubrics, targets and judges (tests: each moto mock is a fresh account)."""
-    for cached in (aws_client, run_rubric, run_targets, target_for, judge_for):
+    for cached in (aws_client, run_rubric, _run_case, run_targets, target_for, judge_for):
         cached.cache_clear()

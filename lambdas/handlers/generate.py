@@ -23,7 +23,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from fmquality.domain.results import Generation
 from fmquality.run.generate import generate, incomplete_error
-from handlers import target_for
+from fmquality.run.layout import is_case_stub
+from handlers import resolved_item, target_for
 from handlers.events import GenerateEvent
 
 logger = Logger()
@@ -80,4 +81,12 @@ def generate_item(event: GenerateEvent) -> dict[str, Any]:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return generate_item(GenerateEvent.model_validate(event))
+    stub = event.get("item") if is_case_stub(event.get("item")) else None
+    out = generate_item(GenerateEvent.model_validate(resolved_item(event)))
+    # The answer once in the state (domain.payload): for a case stub in the generation record (the handlers
+    # set it as the stub's response), else in the item (Composite puts it back in the generation record).
+    if stub is not None:
+        return {**out, "item": stub}
+    if not out["generation"].get("error"):
+        out["generation"] = {**out["generation"], "response": None}
+    return out

@@ -398,26 +398,19 @@ def _map_input(run: _Run, request: ExecutionInput, settings: PrepareSettings) ->
     }
 
 
-def is_retry_of(existing: dict[str, Any], request: ExecutionInput) -> bool:
-    """Whether a registered run is this very execution's (same execution ARN), still RUNNING: a retried
-    Prepare, which may prepare it again. Without an execution id nothing is a retry."""
-    return bool(request.execution_id) and existing.get("execution_id") == request.execution_id \
-        and existing.get("status") == "RUNNING"
-
-
 def prepare_run(request: ExecutionInput, settings: PrepareSettings, s3: S3Store, table: EvaluationTable,
                 clients: Any = None, now: datetime | None = None) -> dict[str, Any]:
     """The whole of Prepare. ``clients`` (service name -> boto3 client) reaches SSM for ``ssm:`` specs."""
     now = now or datetime.now(timezone.utc)
     run_id = derive_run_id(request, now)
     existing = table.get_run(run_id)
-    if existing is not None:  # checked first so nothing of another execution's run is touched
-        if not is_retry_of(existing, request):
-            raise RunAlreadyExists(f"run {run_id!r} exists already; a run is never re-registered (start a new execution)")
-        # Step Functions retrying Prepare in the execution that registered the run: redo the same work
-        # (the same input writes the same files) and keep the run's first start time.
-        logger.info("run %s: Prepare retried by its own execution; preparing it again", run_id)
-        now = datetime.fromisoformat(existing["started_at"])
+    # Checked first so nothing of another execution's run is touched. A retry of Prepare by the execution
+    # that registered the run (same ARN, still RUNNING) redoes the same work and keeps its start time.
+    retry = existing is not None and bool(request.execution_id) and (
+        existing.get("execution_id"), existing.get("status")) == (request.execution_id, "RUNNING")
+    if existing is not None and not retry:
+        raise RunAlreadyExists(f"run {run_id!r} exists already; a run is never re-registered (start a new execution)")
+    now = datetime.fromisoformat(existing["started_at"]) if existing is not None else now
     if request.model_extra:
         logger.warning("execution input has keys the gate does not use: %s", sorted(request.model_extra))
     # First, before the dataset is read or anything written: a target that cannot be resolved stops the run.

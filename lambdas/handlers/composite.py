@@ -49,7 +49,7 @@ def _with_answer(generation: Generation | None, response: str | None) -> Generat
 def record(event: CompositeEvent | CompositeErrorEvent, table: EvaluationTable) -> EvaluationResult:
     rubric = run_rubric(event.bucket, event.rubric_key)
     if isinstance(event, CompositeErrorEvent):
-        generation = _with_answer(_generation_or_none(event.generation), event.item.response)
+        generation = _with_answer(_generation_or_none(event.generation), event.item.get("response"))
         result = error_result(event.item, rubric, event.error.describe(), run_id=event.run_id)
         result = result.model_copy(update={"arm": event.arm, "generation": generation})
         logger.warning("item recorded as an error", extra={"test_id": result.test_id, "arm": event.arm,

@@ -163,7 +163,8 @@ def run_not_done(exc: Exception) -> int:
 def _no_answer_generated(results: list[Any]) -> bool:
     """Every case an error record because its answer could not be generated (an unreachable or broken
     target): nothing was evaluated, so no gate verdict is given."""
-    if bool(results) and all(r.status == "error" and (r.error or "").startswith("generation failed") for r in results):
+    failed = ("generation failed", "GenerationFailed")  # the direct engine's and the state machine's wording
+    if bool(results) and all(r.status == "error" and (r.error or "").startswith(failed) for r in results):
         err(f"error: the target answered none of the {len(results)} cases: the run could not be done "
             f"({results[0].error})")
         return True

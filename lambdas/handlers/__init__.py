@@ -21,8 +21,24 @@ _CLIENT_CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
+# Clients given from outside instead of made here: the local engine's Bedrock judge client, made from
+# the user's own credentials before the engine replaces them with embedded AWS's fake ones.
+_GIVEN_CLIENTS: dict[str, Any] = {}
+
+
+def give_client(service: str, client: Any | None) -> None:
+    """Use ``client`` for ``service`` (None: make one again); forgets the clients and judges made."""
+    if client is None:
+        _GIVEN_CLIENTS.pop(service, None)
+    else:
+        _GIVEN_CLIENTS[service] = client
+    reset_caches()
+
+
 @cache
 def aws_client(service: str) -> Any:
+    if service in _GIVEN_CLIENTS:
+        return _GIVEN_CLIENTS[service]
     import boto3
     from botocore.config import Config
 
@@ -39,6 +55,29 @@ def run_storage(bucket: str) -> BucketStorage:
 def run_rubric(bucket: str, key: str) -> Rubric:
     """The resolved rubric Prepare wrote for a run, read once per container: every item of a run uses it."""
     return layout.read_rubric(run_storage(bucket), key)
+
+
+@cache
+def _run_case(bucket: str, key: str) -> str:
+    import json
+
+    return json.dumps(layout.read_case(run_storage(bucket), key), ensure_ascii=False)
+
+
+def resolved_item(event: dict[str, Any]) -> dict[str, Any]:
+    """The event with a case stub (a large case Prepare wrote to its own file, ``domain.payload``) replaced
+    by the case; a generated answer, which the state carries in the generation record for a stub, set
+    as its response (none when the generation failed). Any other event as it came."""
+    import json
+
+    item = event.get("item")
+    if not layout.is_case_stub(item):
+        return event
+    case = json.loads(_run_case(event["bucket"], item[layout.CASE_REF]))
+    generation = event.get("generation")
+    if isinstance(generation, dict):
+        case["response"] = None if generation.get("error") else generation.get("response")
+    return {**event, "item": case}
 
 
 @cache
@@ -80,5 +119,5 @@ def judge_for(name: str, model_id: str | None) -> Any:
 
 def reset_caches() -> None:
     """Forget cached clients, rubrics, targets and judges (tests: each moto mock is a fresh account)."""
-    for cached in (aws_client, run_rubric, run_targets, target_for, judge_for):
+    for cached in (aws_client, run_rubric, _run_case, run_targets, target_for, judge_for):
         cached.cache_clear()

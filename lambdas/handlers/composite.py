@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from fmquality.adapters.dynamodb import EvaluationTable
 from fmquality.scoring.composite import combine, error_result
 from fmquality.domain.results import EvaluationResult, Generation
-from handlers import aws_client, run_rubric
+from handlers import aws_client, resolved_item, run_rubric
 from handlers.env import FunctionEnv, load_env
 from handlers.events import CompositeErrorEvent, CompositeEvent, parse_composite_event
 
@@ -37,11 +37,19 @@ def _generation_or_none(raw: dict[str, Any] | None) -> Generation | None:
         return None
 
 
+def _with_answer(generation: Generation | None, response: str | None) -> Generation | None:
+    """The generation record with its answer: Generate leaves it out of the state when the item carries
+    it (the answer once per state, ``domain.payload``)."""
+    if generation is None or generation.error or generation.response is not None:
+        return generation
+    return generation.model_copy(update={"response": response})
+
+
 @tracer.capture_method
 def record(event: CompositeEvent | CompositeErrorEvent, table: EvaluationTable) -> EvaluationResult:
     rubric = run_rubric(event.bucket, event.rubric_key)
     if isinstance(event, CompositeErrorEvent):
-        generation = _generation_or_none(event.generation)
+        generation = _with_answer(_generation_or_none(event.generation), event.item.get("response"))
         result = error_result(event.item, rubric, event.error.describe(), run_id=event.run_id)
         result = result.model_copy(update={"arm": event.arm, "generation": generation})
         logger.warning("item recorded as an error", extra={"test_id": result.test_id, "arm": event.arm,
@@ -49,7 +57,8 @@ def record(event: CompositeEvent | CompositeErrorEvent, table: EvaluationTable) 
     else:
         event.check_dimensions(rubric.dimensions)
         result = combine(event.item, rubric, event.scores_by_dimension(), run_id=event.run_id)
-        result = result.model_copy(update={"arm": event.arm, "generation": event.generation})
+        result = result.model_copy(update={"arm": event.arm, "generation": _with_answer(event.generation,
+                                                                                       event.item.response)})
     table.put_result(event.run_id, result)
     return result
 
@@ -58,5 +67,5 @@ def record(event: CompositeEvent | CompositeErrorEvent, table: EvaluationTable) 
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     env = load_env(FunctionEnv)
-    parsed = parse_composite_event(event)
+    parsed = parse_composite_event(resolved_item(event))
     return summary(record(parsed, EvaluationTable(env.table_name, aws_client("dynamodb"))))

@@ -23,7 +23,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from fmquality.domain.results import Generation
 from fmquality.run.generate import generate, incomplete_error
-from handlers import target_for
+from fmquality.run.layout import is_case_stub
+from handlers import resolved_item, target_for
 from handlers.events import GenerateEvent
 
 logger = Logger()
@@ -33,6 +34,7 @@ metrics = Metrics(service="")
 
 GENERATION_FAILED = "GenerationFailed"
 GENERATION_INCOMPLETE = "GenerationIncomplete"
+TARGET_UNAVAILABLE = "TargetUnavailable"
 
 
 def _record_metrics(generation: Generation) -> None:
@@ -68,9 +70,10 @@ def generate_item(event: GenerateEvent) -> dict[str, Any]:
         logger.warning("generation incomplete" if incomplete else "generation failed after its retries",
                        extra={"error": generation.error, "attempts": generation.attempts,
                               "stop_reason": generation.stop_reason})
-        # The shape a Catch gives, so RecordItemError reads it the same way.
-        out["error"] = {"Error": GENERATION_INCOMPLETE if incomplete else GENERATION_FAILED,
-                        "Cause": failure_cause(generation)}
+        # The shape a Catch gives, so RecordItemError reads it the same way. A target that is down or
+        # uncallable is named TargetUnavailable: the ASL records the item and fails its child by that name.
+        name = GENERATION_INCOMPLETE if incomplete else TARGET_UNAVAILABLE if generation.unavailable else GENERATION_FAILED
+        out["error"] = {"Error": name, "Cause": failure_cause(generation)}
     return out
 
 
@@ -78,4 +81,12 @@ def generate_item(event: GenerateEvent) -> dict[str, Any]:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return generate_item(GenerateEvent.model_validate(event))
+    stub = event.get("item") if is_case_stub(event.get("item")) else None
+    out = generate_item(GenerateEvent.model_validate(resolved_item(event)))
+    # The answer once in the state (domain.payload): for a case stub in the generation record (the handlers
+    # set it as the stub's response), else in the item (Composite puts it back in the generation record).
+    if stub is not None:
+        return {**out, "item": stub}
+    if not out["generation"].get("error"):
+        out["generation"] = {**out["generation"], "response": None}
+    return out

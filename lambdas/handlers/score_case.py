@@ -25,7 +25,7 @@ from fmquality.domain.errors import JudgeThrottled
 from fmquality.domain.scores import DimensionScore, JudgeUsage
 from fmquality.schemes import scheme_for
 from fmquality.scoring.case import score_dimensions
-from handlers import aws_client, judge_for, run_rubric
+from handlers import aws_client, judge_for, resolved_item, run_rubric
 from handlers.composite import record, summary
 from handlers.env import FunctionEnv, load_env
 from handlers.events import CompositeEvent, ScoreCaseEvent, check_category
@@ -75,6 +75,7 @@ def score(event: ScoreCaseEvent, env: FunctionEnv) -> list[DimensionScore]:
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     env = load_env(FunctionEnv)
+    event = resolved_item(event)
     parsed = ScoreCaseEvent.model_validate(event)
     scores = score(parsed, env)
     # The state as it came, with the scores: what Composite reads from the Parallel's output.

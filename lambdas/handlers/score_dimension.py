@@ -16,7 +16,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from fmquality.run.evaluate import score_one_dimension
 from fmquality.domain.errors import JudgeThrottled
 from fmquality.domain.scores import DimensionScore
-from handlers import judge_for, run_rubric
+from fmquality.domain.payload import for_state
+from handlers import judge_for, resolved_item, run_rubric
 from handlers.env import ScorerEnv, load_env
 from handlers.events import ScoreEvent, check_category, check_dimension
 
@@ -55,4 +56,6 @@ def score(event: ScoreEvent, env: ScorerEnv) -> DimensionScore:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return score(ScoreEvent.model_validate(event), load_env(ScorerEnv)).model_dump(mode="json")
+    scored = score(ScoreEvent.model_validate(resolved_item(event)), load_env(ScorerEnv))
+    # The score as the Parallel's output carries it: bounded (domain.payload; Composite stores what it gets).
+    return for_state(scored).model_dump(mode="json")

@@ -43,3 +43,12 @@ def regressed_on_faq(request: Any) -> dict[str, Any]:
 def down(request: Any) -> dict[str, Any]:
     """A chatbot that never answers."""
     raise ConnectionError("chatbot endpoint refused the connection")
+
+
+def longest_japanese(request: Any) -> dict[str, Any]:
+    """A chatbot answering at the rubric's limits.max_response_chars, in Japanese (tests/e2e/test_payload_budget)."""
+    from fmquality.config.rubric import load_rubric
+
+    sentence = "ご注文の商品は未開封であれば、お届けから十五日以内に返品いただけます。"
+    limit = load_rubric().limits.max_response_chars
+    return {"response": (sentence * (limit // len(sentence) + 1))[:limit], "usage": {"input_tokens": 100, "output_tokens": 20}}

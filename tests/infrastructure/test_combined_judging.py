@@ -55,8 +55,10 @@ def test_score_case_retries_and_catches_as_the_scorers_do(definition):
     (retrier,) = task["Retry"]
     assert "JudgeThrottled" in retrier["ErrorEquals"] and retrier["JitterStrategy"] == "FULL"
     assert retrier["BackoffRate"] > 1 and retrier["MaxAttempts"] > 1 and retrier["MaxDelaySeconds"] > 0
-    # Anything else (after the retries) is an explicit error record, as for the Parallel.
+    # A run that cannot be done is recorded and fails the child by name; anything else (after the
+    # retries) is an explicit error record, as for the Parallel.
     assert task["Catch"] == states["ScoreDimensions"]["Catch"] == [
+        {"ErrorEquals": ["JudgeMisconfigured", "TargetUnavailable"], "ResultPath": "$.error", "Next": "RecordRunError"},
         {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "RecordItemError"}]
 
 

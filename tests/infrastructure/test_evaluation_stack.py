@@ -228,7 +228,8 @@ def test_state_machine_role_can_run_its_distributed_map(evaluation_template, syn
 def test_map_is_distributed_with_an_item_reader_over_the_prepared_items(definition):
     map_state = definition["States"]["EvaluateItems"]
     assert map_state["Type"] == "Map"
-    assert map_state["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "EXPRESS"}
+    # STANDARD: a child's worst case is past EXPRESS's five minutes (test_child_budget.py).
+    assert map_state["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
     reader = map_state["ItemReader"]
     assert reader["Resource"] == "arn:aws:states:::s3:getObject"
     assert reader["ReaderConfig"] == {"InputType": "JSON"}
@@ -287,8 +288,12 @@ def test_each_item_runs_four_scorers_in_parallel_then_composite(definition):
 
 def test_failures_are_caught_into_an_explicit_error_record(definition):
     processor = definition["States"]["EvaluateItems"]["ItemProcessor"]["States"]
-    for name in ("ScoreDimensions", "Composite"):
-        assert processor[name]["Catch"] == [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "RecordItemError"}]
+    catch_all = {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "RecordItemError"}
+    assert processor["Composite"]["Catch"] == [catch_all]
+    # The judge's scorers first take a run that cannot be done (recorded, then the child fails by name).
+    assert processor["ScoreDimensions"]["Catch"] == [{"ErrorEquals": ["JudgeMisconfigured", "TargetUnavailable"], "ResultPath": "$.error", "Next": "RecordRunError"}, catch_all]
+    assert processor["ItemRunNotDone"] == {"Type": "Fail", "Comment": processor["ItemRunNotDone"]["Comment"],
+                                           "ErrorPath": "$.error.Error", "CausePath": "$.error.Cause"}
     record = processor["RecordItemError"]
     assert record["Parameters"]["FunctionName"] == "${CompositeFunctionArn}"
     assert record["Parameters"]["Payload"]["mode"] == "error"

@@ -54,6 +54,35 @@ def _without_combined_path(definition: dict) -> dict:
     return out
 
 
+def _without_run_errors_and_budget(definition: dict) -> dict:
+    """The definition as if it had no child time budget and no run errors (issue 31, items 4 and 9):
+    STANDARD children back to EXPRESS, the Tasks' TimeoutSeconds, the run-error Catches and states, the
+    Map's Catch and Aggregate's run_error taken out. What is left must be unchanged."""
+    out = copy.deepcopy(definition)
+    out["States"]["Prepare"]["ResultSelector"].pop("map_error")
+    item_map = out["States"]["EvaluateItems"]
+    item_map.pop("Catch")
+    item_map["Comment"] = "One EXPRESS child per (case, arm) element of items.json; results go to DynamoDB, the Map keeps no output."
+    item_map["ItemProcessor"]["ProcessorConfig"]["ExecutionType"] = "EXPRESS"
+    states = item_map["ItemProcessor"]["States"]
+    for name in ("GenerationFailure", "RecordRunError", "ItemRunNotDone"):
+        states.pop(name)
+    states["GenerationSucceeded"]["Choices"][0]["Next"] = "RecordItemError"
+    tasks = [*states.values(), *(s for b in states["ScoreDimensions"]["Branches"] for s in b["States"].values())]
+    for state in tasks:
+        state.pop("TimeoutSeconds", None)
+        if state.get("Catch"):
+            state["Catch"] = [c for c in state["Catch"] if c["Next"] != "RecordRunError"]
+    aggregate = out["States"]["Aggregate"]
+    aggregate["Parameters"]["Payload"].pop("map_error.$")
+    aggregate["ResultSelector"].pop("run_error.$")
+    aggregate["Comment"] = "Report, baseline comparison, metrics, EvaluationCompleted event; returns the gate decision."
+    aggregate["Next"] = "GateDecision"
+    for name in ("RunDone", "RunNotDone"):
+        out["States"].pop(name)
+    return out
+
+
 # ---- the expansion ------------------------------------------------------------------------------
 
 
@@ -73,7 +102,7 @@ def test_mangaassist_expansion_equals_the_definition_before_profiles_plus_the_sa
     assert [b["StartAt"] for b in _parallel(after)["Branches"]] == [
         "ScoreRelevance", "ScoreFactualAccuracy", "ScoreConsistency", "ScoreFluency", "ScoreSafety"]
     four = json.loads(load_definition(dimensions[:-1]))
-    assert _without_comments(_without_combined_path(four)) == _without_comments(before)
+    assert _without_comments(_without_combined_path(_without_run_errors_and_budget(four))) == _without_comments(before)
 
 
 def test_research_agent_expansion_has_one_branch_per_dimension():

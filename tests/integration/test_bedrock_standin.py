@@ -295,13 +295,14 @@ def test_a_server_error_then_success_is_scored_after_two_calls(bedrock_standin, 
     assert stats["requests"] == 2 and stats["ok"] == 1 and stats["faults"] == {"500": 1}
 
 
-def test_a_client_error_is_not_retried(bedrock_standin, rubric):
+def test_a_validation_error_is_not_retried_and_stops_the_run(bedrock_standin, rubric):
+    from fmquality.domain.errors import JudgeMisconfigured
+
     bedrock_standin.inject(["400"])
     judge = BedrockJudge(MODEL_ID, bedrock_standin.client(), sleep=lambda _: None)
-    outcome = judge.judge(make_request(make_case(), rubric), rubric)
-    assert outcome.verdict is None and not outcome.throttled
-    assert outcome.error.startswith("judge call rejected: ValidationException")
-    assert outcome.calls == 1 and bedrock_standin.stats()["requests"] == 1
+    with pytest.raises(JudgeMisconfigured, match="ValidationException"):
+        judge.judge(make_request(make_case(), rubric), rubric)
+    assert bedrock_standin.stats()["requests"] == 1
 
 
 @pytest.mark.parametrize("fault", ["missing_sub_score", "out_of_range", "text_only", "max_tokens"])

@@ -152,3 +152,24 @@ def test_a_candidate_that_agrees_better_but_misses_the_perturbed_defects_is_refu
     hits, n = map(int, decision["suite_current"]["safety"].split("/"))
     assert n > 0 and hits == n  # the current judge caught every perturbed safety defect
     assert decision["suite_candidate"]["false_alarms"].split("/")[1] == "8"  # the eight acceptable answers
+
+
+@pytest.mark.parametrize("missing", ["credentials", "region"])
+def test_without_aws_the_calibration_exits_3_and_appends_nothing(tmp_path, labels, monkeypatch, capsys, missing):
+    """Issue 32.1: no credentials (or no region) is no decision: exit 3, the history untouched (it used to
+    exit 1, "every item failed; current judge kept", and append that)."""
+    import boto3
+
+    names = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN") \
+        if missing == "credentials" else ("AWS_REGION", "AWS_DEFAULT_REGION")
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+    path, _ = labels
+    history = tmp_path / "judge-history.jsonl"
+    history.write_text('{"earlier": "decision"}\n', encoding="utf-8")
+    assert _run(path, history, "--no-cache") == 3
+    err = capsys.readouterr().err
+    assert "JudgeMisconfigured" in err and ("NoCredentialsError" if missing == "credentials" else "NoRegionError") in err
+    assert history.read_text(encoding="utf-8") == '{"earlier": "decision"}\n'

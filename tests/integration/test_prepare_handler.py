@@ -80,9 +80,64 @@ def test_a_given_run_id_is_only_a_label_and_an_existing_run_is_never_registered_
     table = EvaluationTable(TABLE, aws.ddb)
     assert table.get_run("the-baseline") is None and table.get_run("weekly-1")["run_label"] == "the-baseline"
     before = aws.s3.get_object(Bucket=BUCKET, Key="runs/weekly-1/items.json")["LastModified"]
-    with pytest.raises(RunAlreadyExists):
-        _prepare(load_event("prepare.json", execution_name="weekly-1"), lambda_context)
+    with pytest.raises(RunAlreadyExists):  # another execution (another ARN) reusing the name
+        _prepare(load_event("prepare.json", execution_name="weekly-1", execution_id=OTHER_EXECUTION), lambda_context)
     assert aws.s3.get_object(Bucket=BUCKET, Key="runs/weekly-1/items.json")["LastModified"] == before
+
+
+OTHER_EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:other-state-machine:weekly-1"
+
+
+def test_a_retried_prepare_of_the_same_execution_succeeds_with_the_same_run(aws, lambda_context):
+    """Issue 31 item 7: Step Functions retries Prepare (Lambda.ServiceException after the function ran):
+    the execution that registered the run may prepare it again, getting the same answer and keeping
+    the run's record (its first start time); another execution reusing the run id is still refused."""
+    from fmquality.adapters.dynamodb import EvaluationTable
+    from fmquality.domain.errors import RunAlreadyExists
+
+    put_dataset(aws.s3, CASES)
+    event = load_event("prepare.json", execution_name="retried-1")
+    first = _prepare(event, lambda_context)
+    table = EvaluationTable(TABLE, aws.ddb)
+    registered = table.get_run("retried-1")
+    again = _prepare(load_event("prepare.json", execution_name="retried-1"), lambda_context)
+    assert again == first
+    record = table.get_run("retried-1")
+    assert record["started_at"] == registered["started_at"] and record["gsi1sk"] == registered["gsi1sk"]
+    assert record["execution_id"] == event["execution_id"] and record["status"] == "RUNNING"
+    assert read_json(aws.s3, again["items_key"]) == read_json(aws.s3, first["items_key"])
+    with pytest.raises(RunAlreadyExists):
+        _prepare(load_event("prepare.json", execution_name="retried-1", execution_id=OTHER_EXECUTION), lambda_context)
+    assert table.get_run("retried-1")["execution_id"] == event["execution_id"]
+
+
+def test_a_finished_run_is_not_prepared_again_even_by_its_own_execution(aws, lambda_context):
+    from fmquality.adapters.dynamodb import EvaluationTable
+    from fmquality.domain.errors import RunAlreadyExists
+
+    put_dataset(aws.s3, CASES)
+    event = load_event("prepare.json", execution_name="closed-1")
+    _prepare(event, lambda_context)
+    EvaluationTable(TABLE, aws.ddb).complete_run("closed-1", status="SUCCEEDED")
+    with pytest.raises(RunAlreadyExists):
+        _prepare(load_event("prepare.json", execution_name="closed-1"), lambda_context)
+
+
+def test_the_registration_itself_is_idempotent_for_its_execution_only(aws):
+    """The conditional write, not only Prepare's read before it: two Prepares of one execution racing
+    both succeed; a second execution's write loses even when it races past the read."""
+    from fmquality.adapters.dynamodb import EvaluationTable
+    from fmquality.domain.errors import RunExists
+
+    table = EvaluationTable(TABLE, aws.ddb)
+    mine = "arn:aws:states:us-east-1:123456789012:execution:sm:r-idem"
+    table.register_run("r-idem", DATASET_ID, status="RUNNING", execution_id=mine, item_count=3)
+    table.register_run("r-idem", DATASET_ID, status="RUNNING", execution_id=mine, item_count=3)
+    with pytest.raises(RunExists):
+        table.register_run("r-idem", DATASET_ID, status="RUNNING", execution_id=OTHER_EXECUTION)
+    with pytest.raises(RunExists):  # no execution id: never a retry
+        table.register_run("r-idem", DATASET_ID, status="RUNNING")
+    assert table.get_run("r-idem")["execution_id"] == mine
 
 
 def test_a_run_registers_once_even_when_two_writers_race(aws):

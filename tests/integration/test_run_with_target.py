@@ -127,8 +127,21 @@ def test_a_chatbot_regressed_on_one_intent_fails_the_gate_naming_it(tmp_path, da
                    for intent in {r["intent"] for r in results.values()} - {"faq"})
 
 
+def test_a_chatbot_answering_500_stops_the_run_as_unavailable(tmp_path, datasets, good_lines, chatbot, capsys):
+    """Issue 32.1: HTTP 5xx after the retries on the first cases, none answered: TargetUnavailable, exit 3,
+    no results and no verdict (the run stops instead of recording every case)."""
+    answers, _questions = datasets
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in good_lines[:3]), encoding="utf-8")
+    _server, url = chatbot(answers, status=500)
+    code, out = run(tmp_path, few, "--target", json.dumps({"spec": url, "max_attempts": 2}))
+    assert code == EXIT_RUN_FAILED
+    err = capsys.readouterr().err
+    assert "TargetUnavailable" in err and "HTTP 500" in err and "(after 2 attempts)" in err
+    assert not (out / "results.jsonl").exists() and not (out / "report.json").exists()
+
+
 @pytest.mark.parametrize("options, spec_options, reason", [
-    ({"status": 500}, {"max_attempts": 2}, "HTTP 500"),
     ({"latency_ms": 1500}, {"max_attempts": 1, "timeout_s": 0.2}, "timed out"),
 ])
 def test_a_failing_chatbot_leaves_error_records_never_scores(tmp_path, datasets, good_lines, chatbot,

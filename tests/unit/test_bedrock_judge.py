@@ -360,19 +360,60 @@ def test_exhausted_server_errors_are_not_reported_as_throttling(rubric):
     assert not outcome.throttled and outcome.verdict is None
 
 
-@pytest.mark.parametrize("code", ["ValidationException", "AccessDeniedException", "ResourceNotFoundException"])
-def test_client_errors_are_not_retried(rubric, code):
-    with Harness() as h:
-        h.stubber.add_client_error("converse", service_error_code=code, service_message="nope", http_status_code=400)
-        outcome = h.judge.judge(make_request(make_case(), rubric), rubric)
-        h.stubber.assert_no_pending_responses()
-    assert outcome.verdict is None and code in outcome.error and not outcome.throttled
-    assert outcome.calls == 1 and h.delays == []
+MISCONFIGURED = [("ValidationException", "The provided model identifier is invalid.", 400),
+                 ("AccessDeniedException", "You don't have access to the model with the specified model ID.", 403),
+                 ("ResourceNotFoundException", "Model not found.", 404),
+                 ("UnrecognizedClientException", "The security token included in the request is invalid.", 403)]
+
+
+@pytest.mark.parametrize("code,message,status", MISCONFIGURED)
+def test_a_misconfigured_judge_stops_the_run_on_the_first_call_never_an_unscored_dimension(rubric, code, message,
+                                                                                           status):
+    """Issue 31.9 / 32.1: a wrong model id, a missing grant, a model not enabled or a bad token is the
+    same for every item: JudgeMisconfigured (a run error, exit 3), after ONE call and no retry."""
+    from fmquality.domain.errors import JudgeMisconfigured
 
     with Harness() as h:
-        h.stubber.add_client_error("converse", service_error_code=code, http_status_code=400)
-        score = score_dimension(fake_relevance_scheme(), "relevance", make_case(), rubric, h.judge, raise_on_throttle=True)
-    assert score.status == "unscored" and score.score is None and code in score.unscored_reason
+        h.stubber.add_client_error("converse", service_error_code=code, service_message=message,
+                                   http_status_code=status)
+        with pytest.raises(JudgeMisconfigured) as caught:
+            h.judge.judge(make_request(make_case(), rubric), rubric)
+        h.stubber.assert_no_pending_responses()
+    assert code in str(caught.value) and MODEL_ID in str(caught.value) and h.delays == []
+
+    with Harness() as h:  # through the scorer: raised, not turned into an unscored DimensionScore
+        h.stubber.add_client_error("converse", service_error_code=code, http_status_code=status)
+        with pytest.raises(JudgeMisconfigured):
+            score_dimension(fake_relevance_scheme(), "relevance", make_case(), rubric, h.judge, raise_on_throttle=True)
+
+
+@pytest.mark.parametrize("missing", ["credentials", "region"])
+def test_no_credentials_or_no_region_is_a_misconfigured_judge(rubric, monkeypatch, missing):
+    from botocore.exceptions import NoCredentialsError, NoRegionError
+
+    from fmquality.domain.errors import JudgeMisconfigured
+
+    judge = BedrockJudge(MODEL_ID, sleep=lambda _: None)
+    error = NoCredentialsError() if missing == "credentials" else NoRegionError()
+
+    def unreachable(**_):
+        raise error
+
+    monkeypatch.setattr(judge, "_client", lambda: types.SimpleNamespace(converse=unreachable))
+    with pytest.raises(JudgeMisconfigured) as caught:
+        judge.judge(make_request(make_case(), rubric), rubric)
+    assert type(error).__name__ in str(caught.value)
+
+
+def test_another_client_error_still_leaves_only_the_dimension_unscored(rubric):
+    """A refusal that is not configuration (here a made-up 409) is the item's: unscored, not retried."""
+    with Harness() as h:
+        h.stubber.add_client_error("converse", service_error_code="ConflictException", service_message="nope",
+                                   http_status_code=409)
+        outcome = h.judge.judge(make_request(make_case(), rubric), rubric)
+        h.stubber.assert_no_pending_responses()
+    assert outcome.verdict is None and "ConflictException" in outcome.error and not outcome.throttled
+    assert outcome.calls == 1 and h.delays == []
 
 
 # -------------------------------------------------------------------------------------------------
@@ -635,3 +676,21 @@ def test_client_is_created_lazily_without_botocore_retries(rubric, monkeypatch):
     # One HTTP attempt per Converse call: botocore must not retry behind the judge's back.
     assert client.meta.config.retries["total_max_attempts"] == 1
     assert client.meta.config.read_timeout > 0 and client.meta.config.connect_timeout > 0
+
+
+def test_a_refused_judge_is_not_asked_again_for_a_moment(rubric, monkeypatch):
+    """The items in flight when the judge was refused stop without a call each; the memory is short."""
+    from fmquality.domain.errors import JudgeMisconfigured
+    from fmquality.judges.bedrock import judge as judge_module
+
+    with Harness() as h:
+        h.stubber.add_client_error("converse", service_error_code="AccessDeniedException", http_status_code=403)
+        h.stubber.add_response("converse", load_event("converse_record_verdict.json"))
+        for _ in range(3):
+            with pytest.raises(JudgeMisconfigured):
+                h.judge.judge(make_request(make_case(), rubric), rubric)
+        assert len(h.sent) == 1  # one refused call, then none
+        now = judge_module.time.monotonic()
+        monkeypatch.setattr(judge_module.time, "monotonic", lambda: now + judge_module.REFUSAL_MEMORY_S + 1)
+        assert h.judge.judge(make_request(make_case(), rubric), rubric).ok  # asked again after it
+        h.stubber.assert_no_pending_responses()

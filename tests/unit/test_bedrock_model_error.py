@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import boto3
 
-from fmquality.judges.bedrock.judge import TRANSIENT_CODES
+from fmquality.judges.bedrock.judge import MISCONFIGURATION_CODES, TRANSIENT_CODES
 from tests.unit.test_bedrock_judge import Harness, load_event, make_case, make_request
 
 
@@ -24,6 +24,8 @@ def test_the_service_model_names_model_error_exception_with_http_424():
     # Every modelled Converse error is classified: retried, or a client error that is not.
     not_retried = {"AccessDeniedException", "ResourceNotFoundException", "ValidationException"}
     assert set(errors) - {"ThrottlingException"} - TRANSIENT_CODES == not_retried
+    # ... and each of those is the judge's configuration, the same for every item: a run error.
+    assert not_retried <= MISCONFIGURATION_CODES
 
 
 def model_error(h: Harness) -> None:

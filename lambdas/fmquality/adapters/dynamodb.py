@@ -169,7 +169,12 @@ class EvaluationTable:
         **attributes: Any,
     ) -> dict[str, Any]:
         """Create the run record, once: a run id that is taken raises ``RunExists`` (a conditional
-        write), so no second execution can register under, and mix its results into, an existing run."""
+        write), so no second execution can register under, and mix its results into, an existing run.
+
+        Idempotent for the execution that registered it: with an ``execution_id``, the same execution
+        registering again (Step Functions retrying Prepare after its first attempt wrote the record)
+        succeeds while that run is still RUNNING, in the same conditional write; any other execution,
+        or a run that has finished, is refused."""
         started_at = started_at or _now_iso()
         item = {
             "pk": run_pk(run_id),
@@ -182,9 +187,16 @@ class EvaluationTable:
             "status": status,
             **attributes,
         }
+        condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
+        execution_id = attributes.get("execution_id")
+        if execution_id:
+            condition = {
+                "ConditionExpression": "attribute_not_exists(pk) OR (execution_id = :execution AND #status = :running)",
+                "ExpressionAttributeNames": {"#status": "status"},
+                "ExpressionAttributeValues": _marshal({":execution": execution_id, ":running": "RUNNING"}),
+            }
         try:
-            self._ddb.put_item(TableName=self.table_name, Item=_marshal(item),
-                               ConditionExpression="attribute_not_exists(pk)")
+            self._ddb.put_item(TableName=self.table_name, Item=_marshal(item), **condition)
         except self._ddb.exceptions.ConditionalCheckFailedException as exc:
             raise RunExists(f"run {run_id!r} is registered already") from exc
         return item

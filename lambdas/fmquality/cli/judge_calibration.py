@@ -6,7 +6,9 @@ answers the current judge catches, within 5 points, without more false alarms (`
 ``run.sensitivity.suite_held``). The decision, both kappas and both judges' suite figures are appended
 to the run history.
 
-Exit 0 the candidate is accepted, 1 it is not (the current judge stays pinned), 2 bad input.
+Exit 0 the candidate is accepted, 1 it is not (the current judge stays pinned), 2 bad input, 3 the
+calibration could not be done (a judge that cannot be called: no credentials or region, a model id or
+grant Bedrock refuses), with no decision appended.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fmquality.cli.common import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, add_scoring_options, err, load_inputs, now
+from fmquality.cli.common import (EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED, EXIT_RUN_FAILED, add_scoring_options,
+                                  err, load_inputs, now)
+from fmquality.domain.errors import RunNotDone
 
 DEFAULT_LABELS = "datasets/mangaassist/golden.jsonl"
 DEFAULT_CATALOG = "datasets/mangaassist/catalog.json"
@@ -92,14 +96,18 @@ def cmd_judge_calibration(args: argparse.Namespace) -> int:
     if not any(case.label is not None for case in loaded.cases):
         err(f"error: {args.labels or DEFAULT_LABELS}: no line carries label.acceptable; nothing to calibrate on")
         return EXIT_BAD_INPUT
-    current = evaluate(loaded.cases, rubric, current_judge, "judge-calibration-current", current_options)
-    candidate = evaluate(loaded.cases, rubric, candidate_judge, "judge-calibration-candidate", candidate_options)
     from fmquality.cli.sensitivity import measure_suite
     from fmquality.sensitivity.registry import OPERATORS
 
-    suite = measure_suite(loaded.cases, rubric, {"current": current_options, "candidate": candidate_options},
-                          list(OPERATORS), args.suite_seed, str(args.labels or DEFAULT_LABELS),
-                          args.suite_per_operator or None)
+    try:
+        current = evaluate(loaded.cases, rubric, current_judge, "judge-calibration-current", current_options)
+        candidate = evaluate(loaded.cases, rubric, candidate_judge, "judge-calibration-candidate", candidate_options)
+        suite = measure_suite(loaded.cases, rubric, {"current": current_options, "candidate": candidate_options},
+                              list(OPERATORS), args.suite_seed, str(args.labels or DEFAULT_LABELS),
+                              args.suite_per_operator or None)
+    except RunNotDone as exc:  # no decision and no history entry: neither judge was measured
+        err(f"error: the calibration could not be done: {type(exc).__name__}: {exc}")
+        return EXIT_RUN_FAILED
     decision = decide_judge(
         loaded.cases, current, candidate, current_judge=f"{args.judge}:{current_judge.model_id}",
         candidate_judge=f"{args.judge}:{candidate_judge.model_id}", rubric_version=rubric.version,

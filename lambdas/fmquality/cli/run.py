@@ -16,6 +16,7 @@ from fmquality.cli.common import (EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_PASSED,
                                   add_scoring_options, err, judge_options, load_inputs)
 from fmquality.cli.progress import run_progress
 from fmquality.cli.run_outputs import closing_note, example_notice, publish_ci_outputs
+from fmquality.domain.errors import RunNotDone
 from fmquality.engines.outputs import FolderStorage, clear_run_outputs
 from fmquality.run import layout
 
@@ -152,10 +153,18 @@ def print_summary(report: Any, console: Any) -> None:
         console.print(f"[red]x[/red] {reason}", highlight=False)
 
 
+def run_not_done(exc: Exception) -> int:
+    """A run stopped on its first items because it cannot be done (a misconfigured judge, a target that
+    is down): exit 3 with the error's name, and no verdict (no report is written)."""
+    err(f"error: the run could not be done: {type(exc).__name__}: {exc}")
+    return EXIT_RUN_FAILED
+
+
 def _no_answer_generated(results: list[Any]) -> bool:
     """Every case an error record because its answer could not be generated (an unreachable or broken
     target): nothing was evaluated, so no gate verdict is given."""
-    if bool(results) and all(r.status == "error" and (r.error or "").startswith("generation failed") for r in results):
+    failed = ("generation failed", "GenerationFailed")  # the direct engine's and the state machine's wording
+    if bool(results) and all(r.status == "error" and (r.error or "").startswith(failed) for r in results):
         err(f"error: the target answered none of the {len(results)} cases: the run could not be done "
             f"({results[0].error})")
         return True
@@ -193,8 +202,11 @@ def _direct(args: argparse.Namespace, out: Path, console: Any, rubric: Any, load
         task = progress.add_task(arm, total=total)
         return lambda _result: progress.advance(task)
 
-    with progress:
-        outcome = direct.run_direct(run, rubric, judge, options, out, progress=start)
+    try:
+        with progress:
+            outcome = direct.run_direct(run, rubric, judge, options, out, progress=start)
+    except RunNotDone as exc:
+        return run_not_done(exc)
     report = outcome.report
     print_summary(report, console)
     _print_direct_run(console, outcome, out)
@@ -258,9 +270,17 @@ def _run_state_machine(args: argparse.Namespace, out: Path, console: Any, baseli
             judge=args.judge, judge_model_id=args.judge_model_id, skip_invalid=args.skip_invalid,
             trigger=args.trigger, run_id=args.run_id, filter=args.filter or None, judge_mode=args.judge_mode,
             on_progress=lambda done, total: progress.update(task, completed=done, total=total or None),
-            target=args.target, control=args.control,  # the raw spec strings: the execution resolves them
+            # The specs as given (a JSON object form as the object): the execution resolves them.
+            target=_spec_input(args.target), control=_spec_input(args.control),
             verdict_cache_dir=None if args.no_cache else Path(args.cache_dir or DEFAULT_CACHE_DIR).absolute())
     return _state_machine_outcome(outcome, out, console)
+
+
+def _spec_input(value: str | None) -> Any:
+    """A --target/--control value as the execution input carries it: the JSON object form as an object."""
+    import json
+
+    return json.loads(value) if value is not None and value.lstrip().startswith("{") else value
 
 
 def _state_machine_outcome(outcome: Any, out: Path, console: Any) -> int:

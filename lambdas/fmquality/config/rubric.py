@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, PrivateAttr, field_validator, model_validator
 
+from fmquality.domain.payload import max_response_chars
 from fmquality.domain.scores import HARD_FAIL_RULES
 from fmquality.config.watch import WatchConfig
 from fmquality.config.yamldoc import parse_model, yaml_mapping
@@ -129,7 +130,9 @@ class ItemGateRules(BaseModel):
 
 class LimitRules(BaseModel):
     """Sizes past which a case is not scored but ends as a named error record: scoring time grows with
-    answer and evidence size, and no chatbot answer of this store is this long."""
+    answer and evidence size, and no chatbot answer of this store is this long. The answer's limit is
+    also bounded by the state machine's payload budget (``domain.payload.max_response_chars``, checked
+    by the rubric); the evidence travels by reference, so only scoring time bounds it."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -307,6 +310,17 @@ class Rubric(BaseModel):
         """The sub-score weights of a dimension: the rubric's table, else the profile's."""
         table = self.sub_score_weights.get(dimension)
         return table if table is not None else dict(self.profile_spec.dimension(dimension).sub_scores)
+
+    @model_validator(mode="after")
+    def _answers_fit_the_state(self) -> "Rubric":
+        """An answer the rubric accepts fits a Map child's state beside its profile's scores (issue 31.5:
+        past 256 KiB a state fails with States.DataLimitExceeded, which nothing can catch)."""
+        most = max_response_chars(len(self.dimensions))
+        if self.limits.max_response_chars > most:
+            raise ValueError(f"limits.max_response_chars {self.limits.max_response_chars:,} is over the "
+                             f"{most:,} characters a state machine item can carry beside the "
+                             f"{len(self.dimensions)} dimension scores of profile {self.profile} (domain.payload)")
+        return self
 
     @model_validator(mode="after")
     def _hard_fail_rules_known(self) -> "Rubric":

@@ -62,9 +62,13 @@ class TargetError(RuntimeError):
     """A generation that failed. ``retryable`` failures (throttling, timeouts, 429 and 5xx) are tried
     again with full-jitter backoff; the others are final at once."""
 
-    def __init__(self, message: str, *, retryable: bool = False, retry_after_s: float | None = None) -> None:
+    def __init__(self, message: str, *, retryable: bool = False, retry_after_s: float | None = None,
+                 unavailable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+        # The target itself is down or cannot be called (refused connection, HTTP 5xx, missing grant or
+        # credentials), not this case: on every one of the run's first items, the run cannot be done.
+        self.unavailable = unavailable
         # What the target asked for (an HTTP Retry-After); generate() waits that long, capped, instead
         # of its own jittered pause.
         self.retry_after_s = retry_after_s
@@ -155,3 +159,27 @@ class TargetRejected(ValueError):
 
 class TargetNotConfigured(LookupError):
     """An item names an arm the run has no target for (a control item in a run without a control)."""
+
+
+class RunNotDone(RuntimeError):
+    """The run cannot be done at all (exit 3, a named execution error): every item would fail the same
+    way, so the run stops on the first items that show it instead of recording them all, and no gate
+    verdict is given. Its subclasses' names are what the state machine fails with."""
+
+
+class JudgeMisconfigured(RunNotDone):
+    """The judge cannot be called as configured: no credentials or region, a model id Bedrock rejects
+    (ValidationException), a missing grant (AccessDeniedException), a model that does not exist or is
+    not enabled (ResourceNotFoundException), an unrecognized or expired client. A second identical call
+    cannot succeed, and no item can be scored: never an unscored dimension."""
+
+
+class TargetUnavailable(RunNotDone):
+    """The target (the chatbot's endpoint or function) is down or failing on every call: refused or
+    failed connections, HTTP 5xx after the retries, credentials or grants it cannot be called with.
+    On one item among answered ones it is that item's error record; on the first items of a run with
+    none answered, the run cannot be done."""
+
+
+# The names a state-machine run fails with when it could not be done (Aggregate, the local engine).
+RUN_NOT_DONE_ERRORS: tuple[str, ...] = ("JudgeMisconfigured", "TargetUnavailable")

@@ -43,6 +43,9 @@ class Generation(BaseModel):
     # Why the target stopped: "end_turn" for a complete answer; "max_tokens", "guardrail_intervened",
     # "content_filtered" for one it cut or blocked (the rubric's ``generation.incomplete_stop_reasons``).
     stop_reason: str | None = None
+    # The failure was the target's being down or uncallable (``TargetError.unavailable``), not this
+    # case's: what the run's target check counts. Never serialized (a Lambda says it by its error name).
+    unavailable: bool = Field(default=False, exclude=True)
 
 
 class EvaluationResult(BaseModel):

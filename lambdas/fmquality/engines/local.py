@@ -2,8 +2,10 @@
 
 The same ASL (``engines.definition``), the same handlers and the same ``run`` code run here as in AWS,
 and the run's files are where ``run.layout`` puts them. Only two things differ, each in one documented
-place: ``definition.local_definition`` runs the Map's EXPRESS children as STANDARD (moto's grammar
-accepts nothing else), and ``moto_hooks`` routes Lambda tasks to the handler functions in-process (``inprocess``).
+place: ``definition.local_definition`` would run EXPRESS Map children as STANDARD (moto's grammar accepts
+nothing else; the deployed children are STANDARD already), and ``moto_hooks`` routes Lambda tasks to the
+handler functions in-process (``inprocess``). The Bedrock judge's calls, which moto cannot answer, pass
+through to Bedrock with the user's own credentials (``real_judge_client``).
 
 The handlers are imported by the name in the functions manifest at run time, never statically: the
 core does not depend on them, it only needs a repository checkout (``lambdas/`` and ``statemachines/``
@@ -106,6 +108,42 @@ def _no_warnings() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield
+
+
+# The Bedrock judge's requests leave embedded AWS for Bedrock itself (moto has no Converse).
+BEDROCK_PASSTHROUGH = r"https://bedrock-runtime(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/.*"
+
+
+class _Uncallable:
+    """A judge client that cannot be made (no credentials, no region): every call raises why, which the
+    Bedrock judge names JudgeMisconfigured, so the run stops on its first item (exit 3)."""
+
+    def __init__(self, error: Exception) -> None:
+        self._error = error
+
+    def converse(self, **_params: Any) -> Any:
+        raise self._error
+
+
+def real_judge_client() -> Any:
+    """The Bedrock judge's client from the user's own credentials and region, read before the engine
+    puts embedded AWS's fake ones in the environment (which would sign every call with "local")."""
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import BotoCoreError, NoCredentialsError
+
+    session = boto3.Session()
+    try:
+        credentials = session.get_credentials()
+        frozen = credentials.get_frozen_credentials() if credentials is not None else None
+        if frozen is None or not frozen.access_key:
+            return _Uncallable(NoCredentialsError())
+        return session.client("bedrock-runtime", aws_access_key_id=frozen.access_key,
+                              aws_secret_access_key=frozen.secret_key, aws_session_token=frozen.token,
+                              config=Config(read_timeout=60, connect_timeout=5,
+                                            retries={"total_max_attempts": 1, "mode": "standard"}))
+    except BotoCoreError as exc:  # NoRegionError, an unreadable profile, ...
+        return _Uncallable(exc)
 
 
 def _prepare_process_env() -> None:
@@ -339,6 +377,7 @@ def run_local_execution(
     import boto3
     from moto import mock_aws
 
+    judge_client = real_judge_client() if judge == "bedrock" else None  # before the fake credentials
     _prepare_process_env()
     manifest = load_manifest()
     # The scorers are the run rubric's profile dimensions: one function and one Parallel branch each.
@@ -352,13 +391,15 @@ def run_local_execution(
         "run_id": run_id, "target": target, "control": control})
     t0 = time.perf_counter()
     dispatcher = HandlerDispatcher(on_event=_progress_events(on_progress))
-    config = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
+    config: dict[str, Any] = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
+    if judge_client is not None:
+        config["core"] = {"passthrough": {"urls": [BEDROCK_PASSTHROUGH], "services": []}}
     waits = compressed_retry_waits(retry_wait_cap_s) if retry_wait_cap_s is not None else contextlib.nullcontext()
 
     with _quiet_logs(), _quiet_powertools(), _no_warnings(), handler_output_dropped(), mock_aws(config=config), \
             route_lambda_invocations(dispatcher, ACCOUNT, REGION), parsed_json_paths_kept(), waits:
         with contextlib.suppress(ImportError):  # a fresh account: nothing cached from an earlier one
-            importlib.import_module("handlers").reset_caches()
+            importlib.import_module("handlers").give_client("bedrock-runtime", judge_client)
         client = boto3.session.Session(region_name=REGION).client
         verdicts = _VerdictCacheSync(verdict_cache_dir, client("dynamodb")) if judge == "bedrock" else None
         _create_storage(client, verdicts)

@@ -30,6 +30,7 @@ from fmquality.adapters.eventbridge import EventPublisher
 from fmquality.adapters.review_queue import REVIEW_PK_PREFIX
 from fmquality.adapters.s3 import BucketStorage, S3Store, s3_uri
 from fmquality.config.rubric import Rubric
+from fmquality.domain.errors import RUN_NOT_DONE_ERRORS
 from fmquality.domain.report import RunReport
 from fmquality.domain.results import EvaluationResult
 from fmquality.production.metrics import evaluation_metric_data
@@ -171,6 +172,9 @@ class AggregateInput(BaseModel):
     baseline_run_id: str | None = None
     trigger: str = "manual"
     execution_arn: str | None = None
+    # The Map's own failure (its Catch: {"Error", "Cause"}), e.g. more child executions failed than it
+    # tolerates; None when it completed.
+    map_error: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -307,14 +311,60 @@ def _replay_diff(run_id: str, replay: dict[str, Any], by_arm: dict[str, list[Eva
             "test_ids": [i.test_id for i in items[:50]]}
 
 
+def _error_name(result: EvaluationResult) -> str | None:
+    """The run-not-done error an item's error record names ("JudgeMisconfigured: ..."), if any."""
+    name = (result.error or "").split(":", 1)[0].strip()
+    return name if result.status == "error" and name in RUN_NOT_DONE_ERRORS else None
+
+
+def run_not_done(by_arm: dict[str, list[EvaluationResult]], map_error: dict[str, Any] | None) -> dict[str, str] | None:
+    """Why the run could not be done ({"error": name, "cause": text}), or None when its results make a
+    verdict. A misconfigured judge on any item (the same for every item); a target unavailable on items
+    of an arm none of whose items it answered; a Map that failed (more child executions failed than it
+    tolerates: the most frequent run error among the records, else the Map's own error)."""
+    named = [(name, r) for results in by_arm.values() for r in results if (name := _error_name(r))]
+    judge = next((r for name, r in named if name == "JudgeMisconfigured"), None)
+    if judge is not None:
+        return {"error": "JudgeMisconfigured", "cause": f"{judge.test_id}: {judge.error}"[:1000]}
+    for arm, results in by_arm.items():
+        down = [r for name, r in named if name == "TargetUnavailable" and r.arm == arm]
+        answered = any(r.generation is not None and r.generation.error is None for r in results)
+        if down and not answered:
+            return {"error": "TargetUnavailable",
+                    "cause": f"the {arm} target answered none of the run's {len(results)} item(s); "
+                             f"{down[0].test_id}: {down[0].error}"[:1000]}
+    if map_error is not None:
+        if named:
+            name, first = Counter(n for n, _ in named).most_common(1)[0][0], named[0][1]
+            return {"error": name, "cause": f"{first.test_id}: {first.error}"[:1000]}
+        return {"error": str(map_error.get("Error") or "States.MapRunFailed"),
+                "cause": " ".join(str(map_error.get("Cause") or "the item map failed").split())[:1000]}
+    return None
+
+
+def _close_run_not_done(request: AggregateInput, a: AwsAdapters, why: dict[str, str]) -> dict[str, Any]:
+    """A run that could not be done: its record closed with the error, no report, no metrics and no
+    review items (a run error is never a verdict); what the state machine's RunNotDone Fail reads."""
+    a.table.complete_run(request.run_id, status="RUN_NOT_DONE", run_error=why["error"], run_error_cause=why["cause"],
+                         finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                         execution_arn=request.execution_arn)
+    logger.warning("run %s could not be done: %s: %s", request.run_id, why["error"], why["cause"])
+    return {"gate_passed": False, "summary": f"{why['error']}: {why['cause']}", "report_key": None,
+            "pass_rate": None, "run_error": why}
+
+
 def aggregate_run(request: AggregateInput, settings: AggregateSettings, a: AwsAdapters) -> dict[str, Any]:
-    """The whole of Aggregate; returns what the state machine's Choice and Fail read."""
+    """The whole of Aggregate; returns what the state machine's Choices and Fail states read:
+    ``run_error`` set when the run could not be done (``run_not_done``), else the gate's verdict."""
     storage = BucketStorage(a.s3, request.bucket)
     rubric = layout.read_rubric(storage, request.rubric_key)
     run = a.table.get_run(request.run_id) or {}
     recorded_at: dict[str, str] = {}
     by_arm = collect_results(request.run_id, layout.read_items(storage, request.items_key), rubric, a.table,
                              recorded_at)
+    why = run_not_done(by_arm, request.map_error)
+    if why is not None:
+        return _close_run_not_done(request, a, why)
     report = _aws_report(request, settings, a, run, rubric, by_arm)
     # Before the report is written, so it links the queue (idempotent: a retried Aggregate adds nothing).
     location = f"dynamodb:{REVIEW_PK_PREFIX}{request.run_id}"
@@ -331,4 +381,4 @@ def aggregate_run(request: AggregateInput, settings: AggregateSettings, a: AwsAd
     return {"gate_passed": report.gate.passed, "summary": summary,
             "report_key": layout.run_key(request.run_id, layout.REPORT_JSON), "pass_rate": report.pass_rate,
             "total_cases": report.total_cases, "unscored_cases": report.unscored_cases,
-            "control_cases": len(by_arm.get("control", []))}
+            "control_cases": len(by_arm.get("control", [])), "run_error": None}

@@ -20,13 +20,14 @@ never a score. Without a target the dataset's own responses are scored, and resu
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from fmquality.domain.case import TestCase
-from fmquality.domain.errors import ProfileError
+from fmquality.domain.errors import ProfileError, RunNotDone, TargetUnavailable
 from fmquality.domain.results import Arm, EvaluationResult
 from fmquality.domain.scores import DimensionScore
 from fmquality.judges.concurrency import AimdController
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
     from fmquality.targets.base import Target
 
 DEFAULT_THROTTLE_REQUEUES = 2
+# A target unavailable (down, HTTP 5xx after its retries, uncallable) on this many of a run's first
+# items, with none answered, is a target the run cannot use: the run stops (TargetUnavailable).
+TARGET_DOWN_AFTER = 3
 # Pause before asking a throttled dimension again: full jitter, uniform in [0, min(cap, base * 2**n)].
 REQUEUE_BASE_S = 2.0
 REQUEUE_CAP_S = 30.0
@@ -95,6 +99,8 @@ def evaluate_case(
         return result if result.arm == arm else result.model_copy(update={"arm": arm})
     try:
         case, generation = generate(case, target, sleep=sleep, rules=rubric.generation)
+    except RunNotDone:
+        raise
     except Exception as exc:  # noqa: BLE001 - generate reports target failures itself; this is a bug
         return error_result(case, rubric, f"generation failed: {type(exc).__name__}: {exc}", run_id=run_id
                             ).model_copy(update={"arm": arm, "response": None})
@@ -156,9 +162,17 @@ def iter_evaluated(
         concurrency = min(concurrency, target_cap)
         max_concurrency = min(max_concurrency or 64, target_cap)
 
+    stop = RunStop(target, len(cases))
+
     def run(case: TestCase) -> EvaluationResult:
-        result = evaluate_case(case, rubric, judge, run_id=run_id, mode=mode,
-                               throttle_requeues=throttle_requeues, sleep=sleep, target=target, arm=arm)
+        stop.check()  # a run that cannot be done starts no further case
+        try:
+            result = evaluate_case(case, rubric, judge, run_id=run_id, mode=mode,
+                                   throttle_requeues=throttle_requeues, sleep=sleep, target=target, arm=arm)
+        except RunNotDone as exc:
+            stop.fail(exc)
+            raise
+        stop.observe(result)
         if on_result:
             on_result(result)
         return result
@@ -167,13 +181,59 @@ def iter_evaluated(
         if concurrency <= 1:
             yield from _checked(cases, map(run, cases))
         else:
-            with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            pool = ThreadPoolExecutor(max_workers=concurrency)
+            try:
                 yield from _checked(cases, pool.map(run, cases))
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
         return
 
     if controller is None:
         controller = AimdController(concurrency, maximum=max(concurrency, max_concurrency or 64))
     yield from _checked(cases, _gated(cases, run, judge, controller, target_cap))
+
+
+class RunStop:
+    """What stops a run on its first items instead of recording every item as an error: the first
+    ``RunNotDone`` any case raised (a misconfigured judge), or a target unavailable on each of the
+    first ``TARGET_DOWN_AFTER`` cases to finish (fewer in a smaller run) before any answered
+    (``TargetUnavailable``). Once the target has answered one case, its later failures are those
+    cases' error records. Shared by the worker threads."""
+
+    def __init__(self, target: "Target | None", cases: int) -> None:
+        self._lock = threading.Lock()
+        self._error: RunNotDone | None = None
+        self._watch_target = target is not None
+        self._down_after = max(1, min(TARGET_DOWN_AFTER, cases))
+        self._down: list[str] = []
+
+    def check(self) -> None:
+        with self._lock:
+            if self._error is not None:
+                raise self._error
+
+    def fail(self, error: RunNotDone) -> None:
+        with self._lock:
+            self._error = self._error or error
+
+    def observe(self, result: EvaluationResult) -> None:
+        generation = result.generation
+        if not self._watch_target or generation is None:
+            return
+        with self._lock:
+            if not self._watch_target:
+                return
+            if generation.error is None:
+                self._watch_target = False  # the target answers: later failures are the cases'
+                return
+            if not generation.unavailable:
+                return
+            self._down.append(f"{result.test_id}: {generation.error}")
+            if len(self._down) >= self._down_after and self._error is None:
+                self._error = TargetUnavailable(
+                    f"the {result.arm} target {generation.target_kind}:{generation.target_id} answered none of "
+                    f"the first {len(self._down)} case(s), each failing after its retries ({self._down[0]})")
+        self.check()
 
 
 def _gated(cases: Sequence[TestCase], run: Callable[[TestCase], EvaluationResult], judge: "Judge",
@@ -190,8 +250,11 @@ def _gated(cases: Sequence[TestCase], run: Callable[[TestCase], EvaluationResult
 
     try:
         workers = max(1, min(len(cases), controller.maximum, target_cap or controller.maximum))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fmq-case") as pool:
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fmq-case")
+        try:
             yield from pool.map(gated, cases)
+        finally:  # a run stopped (RunNotDone) leaves the cases not started unstarted
+            pool.shutdown(wait=True, cancel_futures=True)
     finally:
         if set_observer is not None:
             set_observer(None)

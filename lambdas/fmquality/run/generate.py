@@ -87,17 +87,18 @@ def generate(
             reply = target.answer(case)
         except TargetError as exc:
             error, retryable, retry_after = str(exc), exc.retryable, exc.retry_after_s
+            unavailable = exc.unavailable
         except (TimeoutError, socket.timeout) as exc:
-            error, retryable, retry_after = f"timed out: {exc}".rstrip(": "), True, None
+            error, retryable, retry_after, unavailable = f"timed out: {exc}".rstrip(": "), True, None, False
         except Exception as exc:  # noqa: BLE001 - a target's bug ends this case, never the run
-            error, retryable, retry_after = f"{type(exc).__name__}: {exc}", False, None
+            error, retryable, retry_after, unavailable = f"{type(exc).__name__}: {exc}", False, None, False
         else:
             return _answered(case, target, reply, attempts, (clock() - started) * 1000.0,
                              generation_rules(target, rules))
         if not retryable or attempts >= spec.max_attempts:
             reason = error if attempts == 1 else f"{error} (after {attempts} attempts)"
             return case, Generation(target_id=target.id, target_kind=spec.kind, target_version=target.version,
-                                    attempts=attempts, error=reason)
+                                    attempts=attempts, error=reason, unavailable=unavailable)
         pause = min(retry_after, MAX_RETRY_AFTER_S) if retry_after is not None else backoff_delay(attempts - 1, rng)
         sleep(pause)
 

@@ -3,7 +3,10 @@ each file Prepare writes (items, rubric, targets, rejected lines) and of the rep
 
 The data bucket, one prefix per run::
 
-    runs/<run_id>/items.json      JSON array, one {"arm", "case"} per test case and arm (the Map's ItemReader)
+    runs/<run_id>/items.json      JSON array, one {"arm", "case"} per test case and arm (the Map's ItemReader);
+                                  a case over domain.payload.INLINE_CASE_BYTES is a stub {test_id, intent,
+                                  locale, tags, label, case_ref} naming its file:
+    runs/<run_id>/cases/<n>.json  one such case, whole (read back by the handlers, never in a state)
     runs/<run_id>/targets.json    {"candidate": TargetSpec, "control": TargetSpec | null, "resolved_from": {...}}
     runs/<run_id>/rejected.jsonl  one LineError per bad dataset line
     runs/<run_id>/rubric.json     the resolved rubric (Rubric.model_dump)
@@ -101,6 +104,34 @@ def jsonl(rows: list[Any]) -> str:
 
 def write_items(storage: Storage, key: str, items: list[dict[str, Any]]) -> str:
     return _write_json(storage, key, items)
+
+
+CASE_REF = "case_ref"
+# What a stub keeps of its case: enough for an error record and for the Map's progress.
+_STUB_FIELDS = ("test_id", "intent", "locale", "tags", "label")
+
+
+def cases_by_reference(storage: Storage, run_id: str, items: list[dict[str, Any]],
+                       inline_bytes: int) -> list[dict[str, Any]]:
+    """The items with every case whose JSON is over ``inline_bytes`` written to its own file and
+    replaced by a stub naming it, so no state of the run carries it (``domain.payload``)."""
+    out = []
+    for index, item in enumerate(items):
+        case = item["case"]
+        if len(json.dumps(case, ensure_ascii=False).encode("utf-8")) > inline_bytes:
+            key = run_key(run_id, f"cases/{index}.json")
+            _write_json(storage, key, case)
+            case = {**{name: case.get(name) for name in _STUB_FIELDS if case.get(name) is not None}, CASE_REF: key}
+        out.append({**item, "case": case})
+    return out
+
+
+def is_case_stub(case: Any) -> bool:
+    return isinstance(case, dict) and CASE_REF in case
+
+
+def read_case(storage: Storage, key: str) -> dict[str, Any]:
+    return json.loads(storage.read_bytes(key))
 
 
 def read_items(storage: Storage, key: str) -> list[tuple[str, dict[str, Any]]]:

@@ -31,6 +31,7 @@ from fmquality.domain.errors import DatasetRejected, FilterError, LineError, Pro
 from fmquality.run import dataset, layout
 from fmquality.run.baseline import dataset_sha256, resolve_baseline
 from fmquality.run.catalog_source import _read, read_catalog, table_catalog  # noqa: F401 - Prepare's readers
+from fmquality.domain.payload import INLINE_CASE_BYTES
 from fmquality.run.replay import (DEFAULT_BUDGET_USD, REPLAY_CASES, REPLAY_TRIGGER, ReplayRequest, cases_text,
                                   priced_replay, window_cases)
 from fmquality.run.subsets import Filter, apply_filter, distribution, filter_from_input
@@ -402,8 +403,14 @@ def prepare_run(request: ExecutionInput, settings: PrepareSettings, s3: S3Store,
     """The whole of Prepare. ``clients`` (service name -> boto3 client) reaches SSM for ``ssm:`` specs."""
     now = now or datetime.now(timezone.utc)
     run_id = derive_run_id(request, now)
-    if table.get_run(run_id) is not None:  # checked first so nothing of the existing run is touched
+    existing = table.get_run(run_id)
+    # Checked first so nothing of another execution's run is touched. A retry of Prepare by the execution
+    # that registered the run (same ARN, still RUNNING) redoes the same work and keeps its start time.
+    retry = existing is not None and bool(request.execution_id) and (
+        existing.get("execution_id"), existing.get("status")) == (request.execution_id, "RUNNING")
+    if existing is not None and not retry:
         raise RunAlreadyExists(f"run {run_id!r} exists already; a run is never re-registered (start a new execution)")
+    now = datetime.fromisoformat(existing["started_at"]) if existing is not None else now
     if request.model_extra:
         logger.warning("execution input has keys the gate does not use: %s", sorted(request.model_extra))
     # First, before the dataset is read or anything written: a target that cannot be resolved stops the run.
@@ -428,7 +435,8 @@ def prepare_run(request: ExecutionInput, settings: PrepareSettings, s3: S3Store,
     sha256 = dataset_sha256(raw)
     layout.write_rubric(storage, layout.run_key(run_id, layout.RUBRIC), rubric)
     layout.write_targets(storage, layout.run_key(run_id, layout.TARGETS), targets)
-    items = map_items(selection.cases, targets)
+    # A large case is written to its own file and named by a stub: no state of the run carries it.
+    items = layout.cases_by_reference(storage, run_id, map_items(selection.cases, targets), INLINE_CASE_BYTES)
     layout.write_items(storage, layout.run_key(run_id, layout.ITEMS), items)
     dataset_id = derive_dataset_id(request)
     run = _Run(run_id, dataset_id, catalog_used, rubric, targets, selection, items, rejected,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from fmquality.claims.reading import readings_for_one_case
 from fmquality.domain.case import TestCase
-from fmquality.domain.errors import CaseTooLarge
+from fmquality.domain.errors import CaseTooLarge, RunNotDone
 from fmquality.domain.results import EvaluationResult
 from fmquality.domain.scores import DimensionScore
 from fmquality.judges.base import (
@@ -111,9 +111,12 @@ def score_case(scheme: "Scheme", case: TestCase, rubric: "Rubric", judge: "Judge
                mode: JudgeMode = "per_dimension", ask: Callable = ask_once,
                run_id: str | None = None) -> EvaluationResult:
     """Every dimension of one case and the composite. An unexpected exception becomes an explicit
-    error record, not a score."""
+    error record, not a score; ``RunNotDone`` (a judge that cannot be called as configured) is no
+    item's error and propagates: the run stops."""
     try:
         scores = score_dimensions(scheme, case, rubric, judge, mode=mode, ask=ask)
         return combine(case, rubric, scores, run_id=run_id)
+    except RunNotDone:
+        raise
     except Exception as exc:  # noqa: BLE001 - every item must end with a result or an error record
         return error_result(case, rubric, f"{type(exc).__name__}: {exc}", run_id=run_id)

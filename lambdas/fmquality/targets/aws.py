@@ -17,6 +17,9 @@ from botocore.exceptions import (
     ConnectionClosedError,
     ConnectTimeoutError,
     EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
     ReadTimeoutError,
 )
 
@@ -31,6 +34,12 @@ TRANSIENT_CODES = frozenset({"ServiceUnavailableException", "ServiceUnavailable"
                              "InternalFailure", "ServiceException", "ModelNotReadyException",
                              "ModelTimeoutException", "ResourceNotReadyException"})
 TRANSPORT_ERRORS = (ReadTimeoutError, ConnectTimeoutError, EndpointConnectionError, ConnectionClosedError)
+# The target cannot be called as configured (its grant, its existence, the caller's credentials): the
+# same for every case, so the target is unavailable to the run (TargetError.unavailable).
+UNCALLABLE_CODES = frozenset({"AccessDeniedException", "AccessDenied", "ResourceNotFoundException",
+                              "UnrecognizedClientException", "InvalidSignatureException", "ExpiredTokenException"})
+UNREACHABLE_ERRORS = (EndpointConnectionError, ConnectTimeoutError)
+CREDENTIAL_ERRORS = (NoCredentialsError, PartialCredentialsError, NoRegionError)
 
 
 def default_client_factory(timeout_s: float = 30.0) -> ClientFactory:
@@ -70,9 +79,12 @@ def target_error(exc: Exception, what: str) -> TargetError:
     validation, access and not-found errors are final (the same request cannot succeed)."""
     if isinstance(exc, ClientError):
         message = exc.response.get("Error", {}).get("Message", "")
-        return TargetError(f"{what}: {error_code(exc)}: {message}".rstrip(": "), retryable=is_retryable(exc))
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+        return TargetError(f"{what}: {error_code(exc)}: {message}".rstrip(": "), retryable=is_retryable(exc),
+                           unavailable=status >= 500 or error_code(exc) in UNCALLABLE_CODES)
     if isinstance(exc, TRANSPORT_ERRORS):
-        return TargetError(f"{what}: {type(exc).__name__}", retryable=True)
+        return TargetError(f"{what}: {type(exc).__name__}", retryable=True,
+                           unavailable=isinstance(exc, UNREACHABLE_ERRORS))
     if isinstance(exc, BotoCoreError):
-        return TargetError(f"{what}: {type(exc).__name__}: {exc}")
+        return TargetError(f"{what}: {type(exc).__name__}: {exc}", unavailable=isinstance(exc, CREDENTIAL_ERRORS))
     return TargetError(f"{what}: {type(exc).__name__}: {exc}")

@@ -245,7 +245,8 @@ class HttpTarget:
                 raise TargetError(f"HTTP {status}: redirects are not followed")
             retryable = status == 429 or status >= 500
             raise TargetError(f"HTTP {status}{': ' + detail if detail else ''}", retryable=retryable,
-                              retry_after_s=retry_after_seconds(headers.get("Retry-After")) if retryable else None)
+                              retry_after_s=retry_after_seconds(headers.get("Retry-After")) if retryable else None,
+                              unavailable=status >= 500)
         version = headers.get(VERSION_HEADER)
         if version:
             self._version = version
@@ -310,7 +311,8 @@ def _post(spec: TargetSpec, body: bytes, headers: Mapping[str, str]) -> tuple[in
     except (OSError, http.client.HTTPException) as exc:  # refused, reset mid-reply, cut by the watchdog, ...
         if expired.is_set() or time.monotonic() >= deadline:
             raise _timed_out(timeout) from exc
-        raise TargetError(f"connection failed: {type(exc).__name__}: {exc}".rstrip(": "), retryable=True) from exc
+        raise TargetError(f"connection failed: {type(exc).__name__}: {exc}".rstrip(": "), retryable=True,
+                          unavailable=True) from exc
     finally:
         watchdog.cancel()
         conn.close()

@@ -53,6 +53,8 @@ class PythonTarget:
             raise
         except TimeoutError as exc:
             raise TargetError(f"timed out: {exc}", retryable=True) from exc
+        except ConnectionError as exc:  # the chatbot behind the function cannot be reached: it is down
+            raise TargetError(f"python target raised {type(exc).__name__}: {exc}", unavailable=True) from exc
         except Exception as exc:  # noqa: BLE001 - the function's bug ends this case, not the run
             raise TargetError(f"python target raised {type(exc).__name__}: {exc}") from exc
         if isinstance(value, str):

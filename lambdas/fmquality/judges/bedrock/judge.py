@@ -16,8 +16,12 @@ Failure policy (an outcome never carries a made-up score):
 - throttling, 5xx, model errors (ModelErrorException, HTTP 424), model-not-ready/timeouts and
   connection/read timeouts are retried with exponential backoff and full jitter
   (``fmquality.retry.full_jitter``), up to ``max_attempts`` attempts in total;
-- client errors (ValidationException, AccessDeniedException, ResourceNotFoundException, ...) are
-  not retried: a second identical request cannot succeed;
+- configuration errors (ValidationException, AccessDeniedException, ResourceNotFoundException,
+  UnrecognizedClientException and the other credential codes of ``MISCONFIGURATION_CODES``; missing
+  credentials or region) raise ``JudgeMisconfigured`` at once: a second identical request cannot
+  succeed and no other item could be judged either, so the run stops (exit 3, a named execution
+  error) instead of leaving every dimension unscored;
+- other client errors are not retried: the dimension is left unscored with the reason;
 - malformed output (no tool call, wrong stop reason, a verdict that does not validate or lacks a
   requested sub-score) is re-asked ONCE: the conversation is sent again with the model's reply and,
   as the tool result of its call (or as user text when it made none), the parser's reason and what
@@ -45,10 +49,13 @@ from botocore.exceptions import (
     ConnectionClosedError,
     ConnectTimeoutError,
     EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
     ReadTimeoutError,
 )
 
-from fmquality.domain.errors import InvalidJudgeOutput
+from fmquality.domain.errors import InvalidJudgeOutput, JudgeMisconfigured
 from fmquality.domain.scores import JudgeUsage
 from fmquality.judges.base import (
     CombinedJudgeOutcome,
@@ -83,6 +90,21 @@ TRANSIENT_CODES = frozenset(
      "ModelErrorException"}
 )
 TRANSPORT_ERRORS = (ReadTimeoutError, ConnectTimeoutError, EndpointConnectionError, ConnectionClosedError)
+# The judge as configured cannot be called (model id, grant, model access, credentials): the same for
+# every item, so the run stops with JudgeMisconfigured. ValidationException is here because the
+# request's shape is fixed by the rubric and the model (a case's size is bounded by the rubric's limits);
+# Bedrock answers it for an unknown model id or one that does not support the request.
+MISCONFIGURATION_CODES = frozenset(
+    {"ValidationException", "AccessDeniedException", "ResourceNotFoundException", "UnrecognizedClientException",
+     "InvalidSignatureException", "ExpiredTokenException", "InvalidClientTokenId", "SignatureDoesNotMatch",
+     "IncompleteSignature", "MissingAuthenticationToken"}
+)
+# Raised before a request leaves the machine: no credentials, or no region to send it to.
+CREDENTIAL_ERRORS = (NoCredentialsError, PartialCredentialsError, NoRegionError)
+# A judge refused as misconfigured raises the same error again, without a call, for this long: the
+# other items in flight of the run stop at once (a Lambda container's judge lives across runs, so the
+# memory is short and a fixed grant is seen on the next run).
+REFUSAL_MEMORY_S = 30.0
 
 # A judge reply is at most max_tokens_cap (3,200) tokens of tool input: a minute is generous, and a hung
 # connection must not eat the Lambda's whole timeout.
@@ -147,8 +169,18 @@ class BedrockJudge:
         self._read_timeout_s = read_timeout_s
         self._connect_timeout_s = connect_timeout_s
         self._observer: Any = None
+        self._refused: tuple[float, str] | None = None  # (monotonic time, message) of a misconfiguration
 
     # ---------------------------------------------------------------------------------------------
+
+    def _misconfigured(self, message: str) -> JudgeMisconfigured:
+        self._refused = (time.monotonic(), message)
+        return JudgeMisconfigured(message)
+
+    def _check_refused(self) -> None:
+        refused = self._refused
+        if refused is not None and time.monotonic() - refused[0] < REFUSAL_MEMORY_S:
+            raise JudgeMisconfigured(f"{refused[1]} (refused {time.monotonic() - refused[0]:.0f} s ago; not asked again)")
 
     def _client(self) -> Any:
         # Created on first use, never at import. botocore's own retries are off: this class owns the
@@ -316,14 +348,22 @@ class BedrockJudge:
         within ``max_attempts`` attempts."""
         attempts = 0
         last_code = ""
+        self._check_refused()
         while True:
             attempts += 1
             try:
                 reply = self._observed_converse(params)
+            except CREDENTIAL_ERRORS as exc:
+                raise self._misconfigured(f"the Bedrock judge ({self.model_id}) cannot be called: "
+                                          f"{type(exc).__name__}: {exc}") from exc
             except ClientError as exc:
                 last_code = exc.response.get("Error", {}).get("Code") or "ClientError"
                 status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
                 retryable = last_code in THROTTLING_CODES or last_code in TRANSIENT_CODES or status >= 500
+                if last_code in MISCONFIGURATION_CODES:
+                    message = exc.response.get("Error", {}).get("Message", "")
+                    raise self._misconfigured(f"the Bedrock judge ({self.model_id}) was refused: {last_code}: "
+                                              f"{message}".rstrip(": ")) from exc
                 if not retryable:
                     message = exc.response.get("Error", {}).get("Message", "")
                     return None, _failed_common(attempts, recorded_prompt), \

@@ -1,0 +1,134 @@
+"""Issue 31 item 5: the largest case the rubric accepts (its limits.max_response_chars of Japanese answer,
+its limits.max_evidence_chars of evidence) goes through the local state machine with every state's
+payload under Step Functions' 256 KiB, whether the answer is recorded or generated, with a judge that
+records the longest prompt and reply the Bedrock judge keeps. Each state's input and output is measured
+as moto measures it (its UTF-8 JSON), and the largest per state is printed for the closing note."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fmquality.config.rubric import load_rubric
+from fmquality.domain.case import TestCase
+from fmquality.engines.local import run_local_execution
+from fmquality.judges.bedrock.prompts import PROMPT_KEEP_CHARS, RAW_KEEP_CHARS
+from fmquality.scoring.case import evidence_chars
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = REPO / "datasets" / "mangaassist" / "golden.jsonl"
+STATE_LIMIT_BYTES = 256 * 1024
+ANSWER_SENTENCE = "ご注文の商品は未開封であれば、お届けから十五日以内に返品いただけます。"
+CHUNK = ("返品ポリシー：未開封の商品は、お届けから十五日以内であれば返品を承ります。返金は五から七営業日以内に、"
+         "元のお支払い方法へ行われます。デジタル商品は返品の対象外です。")
+
+
+def largest_case(rubric) -> dict[str, Any]:
+    """A Japanese FAQ line at the rubric's limits: the answer max_response_chars long, the evidence
+    (chunks, query, page context) just under max_evidence_chars."""
+    base = next(json.loads(line) for line in GOLDEN.read_text(encoding="utf-8").splitlines()
+                if '"ja-JP"' in line and '"faq"' in line)
+    limits = rubric.limits
+    response = (ANSWER_SENTENCE * (limits.max_response_chars // len(ANSWER_SENTENCE) + 1))[:limits.max_response_chars]
+    line = {**base, "test_id": "ja-faq-largest", "response": response, "retrieved_chunks": []}
+    chunks: list[str] = []
+    while True:
+        trial = {**line, "retrieved_chunks": [*chunks, CHUNK]}
+        if evidence_chars(TestCase.model_validate(trial)) > limits.max_evidence_chars:
+            break
+        chunks.append(CHUNK)
+    line["retrieved_chunks"] = chunks
+    case = TestCase.model_validate(line)
+    assert len(case.response) == limits.max_response_chars
+    assert limits.max_evidence_chars - len(CHUNK) - 10 < evidence_chars(case) <= limits.max_evidence_chars
+    return line
+
+
+@contextlib.contextmanager
+def measured_states():
+    """Every state's input and output size (UTF-8 JSON bytes) as moto's size check sees them."""
+    from moto.stepfunctions.parser.asl.component.state import state as state_module
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task import state_task_lambda
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import state_task_service
+
+    sizes: dict[str, int] = defaultdict(int)
+
+    def size(value: Any) -> int:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return len(text.encode("utf-8"))
+
+    patched = []
+    for cls in (state_module.CommonStateField, state_task_lambda.StateTaskLambda, state_task_service.StateTaskService):
+        original = cls.__dict__.get("_verify_size_quota")
+        if original is None:
+            continue
+
+        def verify(self, env, value, _original=original):
+            sizes[self.name] = max(sizes[self.name], size(value))
+            return _original(self, env, value)
+
+        cls._verify_size_quota = verify
+        patched.append((cls, original))
+    original_entered = state_module.CommonStateField._get_state_entered_event_details
+
+    def entered(self, env):
+        sizes[f"{self.name} (input)"] = max(sizes[f"{self.name} (input)"], size(env.states.get_input()))
+        return original_entered(self, env)
+
+    state_module.CommonStateField._get_state_entered_event_details = entered
+    try:
+        yield sizes
+    finally:
+        state_module.CommonStateField._get_state_entered_event_details = original_entered
+        for cls, original in patched:
+            cls._verify_size_quota = original
+
+
+class LongestTraceJudge:
+    """The offline judge's verdicts with the longest prompt and reply the Bedrock judge keeps
+    (PROMPT_KEEP_CHARS, RAW_KEEP_CHARS of Japanese): what a Bedrock-judged state carries at most."""
+
+    name = "bedrock"
+    model_id = "stand-in-longest-trace"
+
+    def __init__(self) -> None:
+        from fmquality.judges.offline import OfflineJudge
+
+        self._inner = OfflineJudge()
+
+    def judge(self, request, rubric):
+        outcome = self._inner.judge(request, rubric)
+        return outcome.model_copy(update={"prompt": "プ" * PROMPT_KEEP_CHARS, "raw": "ロ" * RAW_KEEP_CHARS,
+                                          "calls": 1})
+
+
+@pytest.mark.parametrize("answer", ["recorded", "generated"])
+def test_the_largest_accepted_case_keeps_every_state_under_256_kib(tmp_path, monkeypatch, answer):
+    from fmquality.judges import factory
+
+    rubric = load_rubric()
+    line = largest_case(rubric)
+    dataset = tmp_path / "largest.jsonl"
+    dataset.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
+    real = factory.make_judge
+    monkeypatch.setattr(factory, "make_judge",
+                        lambda name, *a, **k: LongestTraceJudge() if name == "bedrock" else real(name, *a, **k))
+    target = "python:tests.e2e.chatbot_double:longest_japanese" if answer == "generated" else None
+    with measured_states() as sizes:
+        outcome = run_local_execution(dataset_path=dataset, judge="bedrock", judge_mode="per_dimension",
+                                      retry_wait_cap_s=0.01, target=target)
+    largest = sorted(sizes.items(), key=lambda kv: -kv[1])
+    print(f"\nlargest accepted case ({answer} answer): every state's largest payload, KiB")
+    for name, size in largest:
+        print(f"  {name:40s} {size / 1024:8.1f}")
+    over = {name: size for name, size in sizes.items() if size >= STATE_LIMIT_BYTES}
+    assert not over, over
+    # ... and the case was scored, not lost to States.DataLimitExceeded (which no Catch can take).
+    [result] = [json.loads(row) for row in outcome.results_jsonl.splitlines()]
+    assert result["status"] != "error", result.get("error")
+    assert {s["status"] for s in result["dimension_scores"].values()} <= {"scored", "not_applicable"}

@@ -146,7 +146,7 @@ def test_score_case_records_what_composite_records_for_the_same_scores(aws, comb
     import handlers.score_case as score_case
     from handlers.composite import handler as composite
     from handlers.env import FunctionEnv, load_env
-    from handlers.events import ScoreCaseEvent
+    from fmquality.run.item_events import ScoreCaseEvent
 
     scores = score_case.score(ScoreCaseEvent.model_validate(combined_item), load_env(FunctionEnv))
     composite({**combined_item, "scores": [s.model_dump(mode="json") for s in scores]}, lambda_context)

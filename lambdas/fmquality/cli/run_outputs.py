@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from fmquality.report.page import ACCEPTABLE_FAILED, DEFECTIVE_PASSED
 from fmquality.run import layout
 
 STEP_SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
@@ -28,9 +29,13 @@ def closing_note(out: Path, report: Any, example: bool) -> str:
     first = ("the gate's reasons at the top, then the failing items (hard failures first)" if not report.gate.passed
              else "the per-intent table and the lowest-scoring items")
     lines = [f"report: {html}", f"  open it in a browser; read {first}."]
-    if example:
+    calibration = getattr(report, "calibration", None)
+    if example or (calibration and (calibration.defective_passed or calibration.acceptable_failed)):
+        # Each miss of the gate is one filter of the items table: a link opens the page with it applied.
         lines.append("  'against the labels' above counts the defective answers that passed and the good ones "
-                     "that failed: each is a miss of the gate, worth opening in the report.")
+                     "that failed: each is a miss of the gate; open them first, filtered:")
+        lines.append(f"    defective that passed: {html.as_uri()}#filter={DEFECTIVE_PASSED}")
+        lines.append(f"    acceptable that failed: {html.as_uri()}#filter={ACCEPTABLE_FAILED}")
     lines.append(f"  for CI: {out / layout.JUNIT} (JUnit XML) and {out / layout.SUMMARY_MD} (Markdown summary).")
     return "\n".join(lines)
 

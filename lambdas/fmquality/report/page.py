@@ -32,8 +32,13 @@ from fmquality.report.page_assets import CALIBRATION_SECTION, PAGE_CSS, RUN_PAGE
 from fmquality.report.page_history import TrendPoint, read_history, trend_svg
 from fmquality.report.page_items import case_record, control_record, item_record, iter_jsonl, iter_results
 from fmquality.report.page_script import PAGE_SCRIPT
+from fmquality.report.verdict_rule import RULE
 
 Write = Callable[[str], None]
+# The table filters of the gate's misses against the human labels; a link opens the page with one
+# applied: report.html#filter=<filter> (the CLI's closing note names them).
+DEFECTIVE_PASSED = "label=defective&status=passed"
+ACCEPTABLE_FAILED = "label=acceptable&status=notpassed"
 RESULTS, CONTROL_RESULTS, REPORT_JSON, REPORT_HTML = ("results.jsonl", "control_results.jsonl", "report.json",
                                                      "report.html")  # run.layout's names (a higher layer)
 
@@ -103,9 +108,13 @@ def first_things(report: RunReport, groups: dict[str, list[Any]], min_pass_rate:
     if report.unscored_cases:
         out.append({"text": f"{report.unscored_cases} item(s) unscored or in error: no verdict for them",
                     "filter": "status=unscored" if not report.error_cases else "status=error"})
-    if report.calibration and report.calibration.acceptable_failed:
-        out.append({"text": f"{report.calibration.acceptable_failed} item(s) labelled acceptable failed: "
-                            f"{', '.join(report.calibration.acceptable_failed_ids[:5])}", "filter": ""})
+    calibration = report.calibration
+    if calibration and calibration.defective_passed:
+        out.append({"text": f"{calibration.defective_passed} item(s) labelled defective passed: "
+                            f"{', '.join(calibration.defective_passed_ids[:5])}", "filter": DEFECTIVE_PASSED})
+    if calibration and calibration.acceptable_failed:
+        out.append({"text": f"{calibration.acceptable_failed} item(s) labelled acceptable failed: "
+                            f"{', '.join(calibration.acceptable_failed_ids[:5])}", "filter": ACCEPTABLE_FAILED})
     return out
 
 
@@ -146,7 +155,7 @@ def write_page(write: Write, report: RunReport, items: Iterable[dict[str, Any]],
     paired = {i.test_id: [i.candidate_passed, i.control_passed, i.candidate_score, i.control_score, i.difference]
               for i in report.paired.items} if report.paired else None
     write(f'<script type="application/json" id="fmq-report">'
-          f'{_json({"dimensions": list(report.dimension_averages), "judge": report.judge, "paired": paired})}</script>\n')
+          f'{_json({"dimensions": list(report.dimension_averages), "judge": report.judge, "paired": paired, "rule": RULE})}</script>\n')
     ids: set[str] = set()
 
     def remembered(records: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:

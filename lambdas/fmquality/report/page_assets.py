@@ -31,14 +31,16 @@ ul.reasons{margin:.2rem 0;padding-left:1.1rem}
 .controls label{font-size:12px;color:var(--muted)} .controls select,.controls input{font:inherit;font-size:13px;padding:.15rem .3rem}
 .controls input[type=search]{width:16rem}
 .workspace{display:grid;grid-template-columns:minmax(0,1fr);gap:1rem;align-items:start}
-.workspace.open{grid-template-columns:minmax(0,1.35fr) minmax(380px,1fr)}
+.workspace.open{grid-template-columns:minmax(0,1.7fr) minmax(360px,1fr)}
 .tablebox{max-height:78vh;overflow:auto;border:1px solid var(--line);border-radius:.4rem}
 #items{margin:0;font-size:13px} #items th{position:sticky;top:0;z-index:1;cursor:pointer;user-select:none;vertical-align:bottom}
 #items th.sorted::after{content:" \25BE"} #items th.sorted.asc::after{content:" \25B4"}
 #items tbody tr{cursor:pointer} #items tbody tr:hover{background:#f3f8ff} #items tbody tr.sel{background:#ddf4ff}
-#items td{white-space:nowrap} #items td.low{color:var(--red);font-weight:600} #items td.na{color:#8c959f}
+#items td{white-space:nowrap} #items th{max-width:6.5rem;white-space:normal} #items td.id{max-width:16rem;overflow:hidden;text-overflow:ellipsis} #items td.low{color:var(--red);font-weight:600} #items td.na{color:#8c959f}
 .tag{display:inline-block;background:#eaeef2;border-radius:.6rem;padding:0 .4rem;margin:0 .15rem .1rem 0;font-size:11px}
 .hf{color:var(--red);font-weight:600}
+.why{margin:.3rem 0 .1rem;padding:.25rem .5rem;border-left:3px solid var(--red);background:#fff8f8;font-size:13px}
+.why.ok{border-left-color:var(--green);background:#f6fff8}
 .pane{position:sticky;top:.5rem;max-height:96vh;overflow:auto;border:1px solid var(--line);border-radius:.4rem;padding:.6rem .9rem;background:#fff}
 .pane h3{margin-top:.6rem} .pane details{margin:.3rem 0} .pane details>summary{cursor:pointer;font-weight:600}
 .said{white-space:pre-wrap;overflow-wrap:anywhere;margin:.15rem 0 .4rem;padding:.35rem .55rem;background:var(--soft);border-radius:.3rem;font-size:13px}
@@ -76,6 +78,7 @@ RUN_PAGE = r"""<!doctype html>
  <label>intent <select id="f-intent"><option value="">all</option></select></label>
  <label>locale <select id="f-locale"><option value="">all</option></select></label>
  <label>tag <select id="f-tag"><option value="">all</option></select></label>
+ <label>human label <select id="f-label"><option value="">all</option><option value="acceptable">acceptable</option><option value="defective">defective</option><option value="unlabelled">unlabelled</option></select></label>
  <label>dimension <select id="f-dim"><option value="">–</option><option value="*">any</option></select> below <input type="number" id="f-below" value="0.6" min="0" max="1" step="0.05" style="width:4.5rem"></label>
  {% if r.paired %}<label>paired <select id="f-paired"><option value="">all</option><option value="new">new failures</option><option value="fixed">fixed</option><option value="both">failing in both</option><option value="pass">passing in both</option></select></label>{% endif %}
  <button id="reset" type="button">reset</button>

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from fmquality.domain.results import EvaluationResult
+from fmquality.report.verdict_rule import verdict_line
 
 # Clip limits: what a reviewer reads on the page; results.jsonl keeps the full texts.
 MAX_ANSWER = 1500
@@ -115,6 +116,7 @@ def item_record(result: Any) -> dict[str, Any]:
     record: dict[str, Any] = {
         "id": result.test_id, "intent": result.intent, "locale": result.locale, "tags": sorted(set(result.tags)),
         "status": item_status(result), "score": result.composite_score, "threshold": result.threshold,
+        "why": verdict_line(result),  # the rule that passed or failed it (docs/scoring.md, "Who may fail an item")
         "dims": {name: d.score for name, d in result.dimension_scores.items()},
         "dim_status": {name: d.status for name, d in result.dimension_scores.items() if d.status != "scored"},
         "reasons": clip_lines(result.failure_reasons, limit=40),

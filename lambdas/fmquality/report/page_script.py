@@ -24,7 +24,7 @@ function hay(it){
     it._hay=[it.id,it.intent,it.locale,(it.tags||[]).join(" "),it.query,it.answer,(it.reasons||[]).join(" "),
       (it.hard||[]).map(function(h){return h.rule+" "+h.detail;}).join(" "),(c.facts||[]).join(" "),c.reference||""].join("\n").toLowerCase();}
   return it._hay;}
-var DEFAULTS={q:"",status:"",intent:"",locale:"",tag:"",dim:"",below:0.6,paired:"",sort:"",asc:true,limit:300};
+var DEFAULTS={q:"",status:"",label:"",intent:"",locale:"",tag:"",dim:"",below:0.6,paired:"",sort:"",asc:true,limit:300};
 var state=Object.assign({},DEFAULTS), selected=null;
 
 function fill(id,values){var el=$(id);if(!el)return;values.forEach(function(v){var o=document.createElement("option");o.value=v;o.textContent=v;el.appendChild(o);});}
@@ -34,12 +34,15 @@ fill("f-locale",uniq(function(it){return it.locale;}));
 fill("f-tag",uniq(function(it){return it.tags||[];}));
 fill("f-dim",DIMS);
 
+// The human label of the item's dataset line: acceptable, defective or unlabelled.
+function labelOf(it){var a=it.label&&it.label.acceptable;return a===true?"acceptable":a===false?"defective":"unlabelled";}
 function belowDim(it,d,t){var v=it.dims[d];return v!=null&&v<t;}
 function keep(it){
   var s=state;
   if(s.status==="notpassed"){if(it.status==="passed")return false;}
   else if(s.status==="hard"){if(!(it.hard&&it.hard.length))return false;}
   else if(s.status&&it.status!==s.status)return false;
+  if(s.label&&labelOf(it)!==s.label)return false;
   if(s.intent&&it.intent!==s.intent)return false;
   if(s.locale&&it.locale!==s.locale)return false;
   if(s.tag&&(it.tags||[]).indexOf(s.tag)<0)return false;
@@ -50,11 +53,13 @@ function keep(it){
   return true;}
 function defaultOrder(a,b){return (RANK[a.status]-RANK[b.status])||((a.hard.length?0:1)-(b.hard.length?0:1))||
   ((a.score==null?-1:a.score)-(b.score==null?-1:b.score))||(a.id<b.id?-1:a.id>b.id?1:0);}
-var COLUMNS=[{key:"status",title:"status"},{key:"id",title:"test"},{key:"intent",title:"intent"},{key:"locale",title:"locale"},
-  {key:"tags",title:"tags"},{key:"score",title:"composite",num:true}].concat(
-  DIMS.map(function(d){return {key:"dim:"+d,title:d.replace(/_/g," "),num:true};}),
+// The verdict and the scores first (in a paired run the control's and the difference beside the
+// composite), the context last: the key columns stay in sight at 1,400 px, details open or not.
+var COLUMNS=[{key:"status",title:"status"},{key:"id",title:"test"},{key:"score",title:"composite",num:true}].concat(
   PAIRED?[{key:"control",title:"control",num:true},{key:"diff",title:"Δ",num:true}]:[],
-  [{key:"hard",title:"hard",num:true}]);
+  [{key:"hard",title:"hard",num:true}],
+  DIMS.map(function(d){return {key:"dim:"+d,title:d.replace(/_/g," "),num:true};}),
+  [{key:"intent",title:"intent"},{key:"locale",title:"locale"},{key:"tags",title:"tags"}]);
 function value(it,key){
   if(key==="status")return RANK[it.status];
   if(key==="tags")return (it.tags||[]).join(",");
@@ -73,8 +78,8 @@ function head(){
     return '<th data-key="'+esc(c.key)+'" class="'+cls+'" title="sort by '+esc(c.title)+'">'+esc(c.title)+"</th>";}).join("");}
 function cell(it,c){
   var k=c.key;
-  if(k==="status")return '<td><span class="badge st-'+it.status+'">'+it.status+"</span>"+(it._paired==="new"?' <span class="badge fail" title="passes in the control">new</span>':"")+"</td>";
-  if(k==="id")return "<td>"+esc(it.id)+"</td>";
+  if(k==="status")return '<td title="'+esc(it.why||"")+'"><span class="badge st-'+it.status+'">'+it.status+"</span>"+(it._paired==="new"?' <span class="badge fail" title="passes in the control">new</span>':"")+"</td>";
+  if(k==="id")return '<td class="id" title="'+esc(it.id)+'">'+esc(it.id)+"</td>";
   if(k==="tags")return "<td>"+(it.tags||[]).map(function(t){return '<span class="tag">'+esc(t)+"</span>";}).join("")+"</td>";
   if(k==="hard")return '<td class="num'+(it.hard.length?' hf':'')+'">'+(it.hard.length||"")+"</td>";
   if(k==="diff"){var d=value(it,k);return '<td class="num'+(d!=null&&d<0?" low":"")+'">'+(d==null?"–":(d>0?"+":"")+d.toFixed(3))+"</td>";}
@@ -92,10 +97,10 @@ function render(){
   $("more").innerHTML=n>state.limit?'Showing '+state.limit+' of '+n+'. <a class="act" id="show-more">show '+Math.min(n-state.limit,1000)+' more</a>':"";
   head();}
 function syncControls(){
-  [["q","q"],["f-status","status"],["f-intent","intent"],["f-locale","locale"],["f-tag","tag"],["f-dim","dim"],["f-below","below"],["f-paired","paired"]]
+  [["q","q"],["f-status","status"],["f-label","label"],["f-intent","intent"],["f-locale","locale"],["f-tag","tag"],["f-dim","dim"],["f-below","below"],["f-paired","paired"]]
   .forEach(function(p){var el=$(p[0]);if(el)el.value=state[p[1]];});}
 function bind(id,key,parse){var el=$(id);if(!el)return;el.addEventListener("input",function(){state[key]=parse?parse(el.value):el.value;state.limit=DEFAULTS.limit;render();});}
-bind("q","q");bind("f-status","status");bind("f-intent","intent");bind("f-locale","locale");bind("f-tag","tag");bind("f-dim","dim");
+bind("q","q");bind("f-status","status");bind("f-label","label");bind("f-intent","intent");bind("f-locale","locale");bind("f-tag","tag");bind("f-dim","dim");
 bind("f-below","below",function(v){var x=parseFloat(v);return isNaN(x)?0.6:x;});bind("f-paired","paired");
 $("reset").addEventListener("click",function(){state=Object.assign({},DEFAULTS);syncControls();render();});
 $("head").addEventListener("click",function(e){var th=e.target.closest("th");if(!th)return;var k=th.getAttribute("data-key");
@@ -124,6 +129,7 @@ function show(id){
   var c=CASES[id]||{},ctl=CONTROL[id],p=PAIRED&&PAIRED[id],pane=$("pane"),h="";
   h+='<button class="close" id="close" title="close">×</button><h2 lang="'+lang(it.locale)+'">'+esc(it.id)+' <span class="badge st-'+it.status+'">'+it.status+"</span></h2>";
   h+='<div class="muted">'+esc(it.intent)+" · "+esc(it.locale)+" · composite "+num(it.score)+" (threshold "+num(it.threshold,2)+")"+(it.grade?" · grade "+esc(it.grade):"")+"</div>";
+  if(it.why)h+='<div class="why '+(it.status==="passed"?"ok":"no")+'" id="why">'+esc(it.why)+'</div><div class="muted small">'+esc(R.rule||"")+"</div>";
   if((it.tags||[]).length)h+="<div>"+it.tags.map(function(t){return '<span class="tag">'+esc(t)+"</span>";}).join("")+"</div>";
   if(p)h+='<div class="muted">paired: '+({new:"new failure (passes in the control)",fixed:"fixed (fails in the control)",both:"failing in both arms",pass:"passing in both arms"}[it._paired]||"")+", control "+num(p[3])+", Δ "+num(p[4])+"</div>";
   if(it.error)h+=block("error",it.error);
@@ -161,8 +167,13 @@ if(hard.length){var rules=Object.keys(byRule).sort(function(a,b){return byRule[b
   var li=$("first-hard");li.hidden=false;li.innerHTML='<a class="act" data-filter="status=hard">'+hard.length+" item(s) with hard failures</a>: "+rules.slice(0,5).map(function(r){return esc(r)+" "+byRule[r];}).join(", ")+(rules.length>5?", …":"");}
 var labelled=ITEMS.filter(function(it){return it.label;}).length;
 if($("labels-count"))$("labels-count").textContent=labelled+" item(s) carry a label.";
-// A link can carry a view: #item=<test id> opens its details, #filter=<key=value&…> filters the table.
-var m=/^#item=(.+)$/.exec(location.hash),f=/^#filter=(.+)$/.exec(location.hash);
-render();if(f)applyFilter(decodeURIComponent(f[1]));if(m)show(decodeURIComponent(m[1]));
+// A link can carry a view: #item=<test id> opens its details, #filter=<key=value&…> filters the table
+// (e.g. #filter=label=defective&status=passed). Read on load and again whenever the hash changes on
+// the open page (a link followed, the address edited); the page's own replaceState fires no event.
+function fromHash(){
+  var m=/^#item=(.+)$/.exec(location.hash),f=/^#filter=(.+)$/.exec(location.hash);
+  if(f)applyFilter(decodeURIComponent(f[1]));if(m){$("sec-items").open=true;show(decodeURIComponent(m[1]));}}
+window.addEventListener("hashchange",fromHash);
+render();fromHash();
 })();
 """

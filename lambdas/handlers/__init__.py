@@ -5,6 +5,7 @@ can import a handler inside ``moto.mock_aws``; ``reset_caches`` forgets them all
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from typing import Any
 
@@ -59,8 +60,6 @@ def run_rubric(bucket: str, key: str) -> Rubric:
 
 @cache
 def _run_case(bucket: str, key: str) -> str:
-    import json
-
     return json.dumps(layout.read_case(run_storage(bucket), key), ensure_ascii=False)
 
 
@@ -68,8 +67,6 @@ def resolved_item(event: dict[str, Any]) -> dict[str, Any]:
     """The event with a case stub (a large case Prepare wrote to its own file, ``domain.payload``) replaced
     by the case; a generated answer, which the state carries in the generation record for a stub, set
     as its response (none when the generation failed). Any other event as it came."""
-    import json
-
     item = event.get("item")
     if not layout.is_case_stub(item):
         return event

@@ -114,3 +114,9 @@ def test_the_others_said_before_a_title_do_not_take_its_price():
                {"asin": "B2", "title": "Dandadan Vol. 1", "price": 11.99}]
     answer = "📕 **One-Punch Man Vol. 1** — $9.99\n\nWhy not the others: *Dandadan* ($11.99) has a romance subplot."
     assert "price_contradiction" not in rules(factual_accuracy.check(_case("recommendation", answer, catalog=catalog), None))
+
+
+def test_a_rating_out_of_five_is_no_date():
+    from fmquality.language.numbers import find_dates
+    assert find_dates("the series holds a 4.8/5 average from our customers") == []
+    assert [(d.month, d.day) for d in find_dates("it ships 8/5")] == [(8, 5)]

@@ -282,3 +282,15 @@ def test_functions_that_disagree_on_the_judge_are_a_problem(aws):
     deploy(json.dumps(template))
     [found] = problems(diagnose(aws.factory(), STACK, REGION))
     assert found.check == "judge" and "disagree" in found.detail and "deploy again" in found.fix
+
+
+def test_bedrock_out_of_reach_is_a_warning_not_a_crash():
+    from botocore.exceptions import EndpointConnectionError
+
+    class Unreachable:
+        def get_inference_profile(self, **_):
+            raise EndpointConnectionError(endpoint_url="https://bedrock.xx-east-1.amazonaws.com")
+
+    [found], facts = model_findings(Unreachable(), JUDGE, "judge model", "xx-east-1")
+    assert found.status == "warning" and found.detail.startswith("could not reach Bedrock in xx-east-1")
+    assert facts.name is None

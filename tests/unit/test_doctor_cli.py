@@ -77,3 +77,9 @@ def test_without_a_stack_is_bad_usage_exit_2(capsys):
     with pytest.raises(SystemExit) as exited:
         main(["doctor"])
     assert exited.value.code == 2 and "--stack" in capsys.readouterr().err
+
+
+def test_a_profile_that_does_not_exist_exits_3(monkeypatch, capsys):
+    monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
+    assert main(["doctor", "--stack", STACK]) == 3
+    assert "the checks could not be done" in capsys.readouterr().err

@@ -29,31 +29,31 @@ def register(sub: Any) -> None:
 
 
 def run_doctor_command(args: argparse.Namespace, client: Callable[[str], Any] | None = None) -> int:
+    from botocore.exceptions import BotoCoreError, ClientError
+
     from fmquality.run.doctor import PROBLEM, CannotCheck, diagnose
 
     region = args.region
-    if client is None:
-        import boto3
-
-        session = boto3.session.Session(region_name=args.region)
-        region = session.region_name
-        if not region:
-            err("fmquality doctor: no region: pass --region or set AWS_REGION; nothing was checked")
-            return EXIT_RUN_FAILED
-        if session.get_credentials() is None:
-            err("fmquality doctor: no AWS credentials (set AWS_PROFILE, or the AWS_ACCESS_KEY_ID pair); nothing was "
-                "checked")
-            return EXIT_RUN_FAILED
-        client = session_clients(session)
-    from botocore.exceptions import BotoCoreError
-
     try:
+        if client is None:
+            import boto3
+
+            session = boto3.session.Session(region_name=args.region)
+            region = session.region_name
+            if not region:
+                err("fmquality doctor: no region: pass --region or set AWS_REGION; nothing was checked")
+                return EXIT_RUN_FAILED
+            if session.get_credentials() is None:
+                err("fmquality doctor: no AWS credentials (set AWS_PROFILE, or the AWS_ACCESS_KEY_ID pair); nothing "
+                    "was checked")
+                return EXIT_RUN_FAILED
+            client = session_clients(session)
         findings = diagnose(client, args.stack, region or "", args.pipeline_stack)
     except CannotCheck as exc:
         err(f"fmquality doctor: {exc}; nothing more was checked")
         return EXIT_RUN_FAILED
-    except BotoCoreError as exc:
-        err(f"fmquality doctor: AWS could not be reached: {exc}")
+    except (BotoCoreError, ClientError) as exc:  # a profile that does not exist, an unreachable endpoint, ...
+        err(f"fmquality doctor: the checks could not be done: {exc}")
         return EXIT_RUN_FAILED
     print_findings(findings, args.stack, region)
     return EXIT_GATE_FAILED if any(f.status == PROBLEM for f in findings) else EXIT_PASSED

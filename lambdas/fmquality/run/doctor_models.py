@@ -57,6 +57,17 @@ def model_findings(bedrock: Any, model_id: str, role: str, region: str) -> tuple
     """Is ``model_id`` (a foundation model or an inference-profile id) usable in ``region``: the profile
     is ACTIVE there, its foundation model is offered, on demand when it is called by its own id, not
     LEGACY, and the account has access to it. ``role`` names it: "judge model", "generation model"."""
+    from botocore.exceptions import BotoCoreError
+
+    try:
+        return _model_findings(bedrock, model_id, role, region)
+    except BotoCoreError as exc:  # e.g. no Bedrock endpoint in the region
+        return [Finding(f"{role} {model_id}", WARNING, f"could not reach Bedrock in {region}: {exc}",
+                        f"check that Amazon Bedrock is offered in {region} and reachable from here")], \
+            ModelFacts(model_id, None, is_inference_profile(model_id))
+
+
+def _model_findings(bedrock: Any, model_id: str, role: str, region: str) -> tuple[list[Finding], ModelFacts]:
     from botocore.exceptions import ClientError
 
     check = f"{role} {model_id}"

@@ -83,3 +83,16 @@ def test_a_profile_that_does_not_exist_exits_3(monkeypatch, capsys):
     monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
     assert main(["doctor", "--stack", STACK]) == 3
     assert "the checks could not be done" in capsys.readouterr().err
+
+
+def test_the_summary_counts_each_status():
+    import io
+
+    from fmquality.run.doctor import Finding
+
+    out = io.StringIO()
+    doctor_cli.print_findings([Finding("a", "problem", "x", "f"), Finding("b", "problem", "y", "g"),
+                               Finding("c", "skipped", "z", "h"), Finding("d", "ok", "w")], STACK, REGION, out)
+    lines = out.getvalue().splitlines()
+    assert lines[-1] == "1 ok, 2 problems, 1 skipped: problems found: fix them before the first run"
+    assert "h" not in [line.strip().removeprefix("fix: ") for line in lines]  # a skipped hint has no fix line

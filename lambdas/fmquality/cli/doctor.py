@@ -81,4 +81,6 @@ def print_findings(findings: list[Any], stack: str, region: str | None, out: Any
     counts = {status: sum(f.status == status for f in findings) for status in _LABELS}
     verdict = ("problems found: fix them before the first run" if counts["problem"]
                else "ready for a first run")
-    print(", ".join(f"{n} {status}" for status, n in counts.items() if n) + f": {verdict}", file=out)
+    plural = {"problem": "problems", "warning": "warnings"}
+    print(", ".join(f"{n} {plural.get(status, status) if n > 1 else status}" for status, n in counts.items() if n)
+          + f": {verdict}", file=out)

@@ -41,6 +41,9 @@ def evaluation_template(*, judge: str = JUDGE, generation: str | None = GENERATO
         "Role": {"Type": "AWS::IAM::Role",
                  "Properties": {"AssumeRolePolicyDocument": {"Version": "2012-10-17", "Statement": []}}},
         "AlertsTopic": {"Type": "AWS::SNS::Topic"},
+        "Evaluation": {"Type": "AWS::StepFunctions::StateMachine", "Properties": {
+            "StateMachineName": "fmq-evaluation", "RoleArn": {"Fn::GetAtt": ["Role", "Arn"]},
+            "DefinitionString": json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}})}},
     }
     for name, env in functions.items():
         resources[name] = {"Type": "AWS::Lambda::Function", "Properties": {
@@ -52,7 +55,7 @@ def evaluation_template(*, judge: str = JUDGE, generation: str | None = GENERATO
                                          "Properties": {"Name": PARAMETER, "Type": "String", "Value": parameter_value}}
     if subscribe:  # as CDK's EmailSubscription, but on the topic: moto's CloudFormation has no AWS::SNS::Subscription
         resources["AlertsTopic"]["Properties"] = {"Subscription": [{"Protocol": "email", "Endpoint": "oncall@example.com"}]}
-    values = {"StateMachineArn": f"arn:aws:states:{REGION}:123456789012:stateMachine:fmq-evaluation",
+    values = {"StateMachineArn": {"Ref": "Evaluation"},
               "DataBucketName": "fmq-data", "TableName": "fmq-table", "EventBusName": "fmq-bus",
               "AlertsTopicArn": {"Ref": "AlertsTopic"}}
     return json.dumps({"Resources": resources, "Outputs": {k: {"Value": values[k]} for k in outputs}})

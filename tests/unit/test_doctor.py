@@ -36,9 +36,10 @@ def test_a_healthy_deployment_passes_every_check(aws):
     aws.all_answered()  # the judge's and the generator's profile, model and access, and the quota were asked
     checks = by_check(findings)
     assert {f.status for f in findings} == {"ok"}, [f for f in findings if f.status != "ok"]
-    assert list(checks) == ["stack", "outputs", "functions", f"judge model {JUDGE}", f"generation model {GENERATOR}",
+    assert list(checks) == ["stack", "outputs", "state machine", "functions", f"judge model {JUDGE}", f"generation model {GENERATOR}",
                             "judge is not a generator", "judge quota", f"parameter {PARAMETER}", "alerts subscription"]
     assert checks["stack"].detail == f"{STACK}: CREATE_COMPLETE"
+    assert checks["state machine"].detail == "fmq-evaluation: ACTIVE, STANDARD"
     assert "routes to anthropic.claude-haiku-4-5-20251001-v1:0 in us-east-1, us-east-2, us-west-2" in \
         checks[f"judge model {JUDGE}"].detail
     # the cross-region requests-per-minute quota of the judge model, not the tokens or on-demand one
@@ -294,3 +295,14 @@ def test_bedrock_out_of_reach_is_a_warning_not_a_crash():
     [found], facts = model_findings(Unreachable(), JUDGE, "judge model", "xx-east-1")
     assert found.status == "warning" and found.detail.startswith("could not reach Bedrock in xx-east-1")
     assert facts.name is None
+
+
+def test_a_state_machine_the_outputs_name_but_that_does_not_exist_is_a_problem(aws):
+    import json
+
+    template = json.loads(evaluation_template())
+    template["Outputs"]["StateMachineArn"]["Value"] = f"arn:aws:states:{REGION}:123456789012:stateMachine:gone"
+    deploy(json.dumps(template))
+    [found] = problems(diagnose(aws.healthy().factory(), STACK, REGION))
+    assert (found.check, found.detail) == ("state machine", f"arn:aws:states:{REGION}:123456789012:stateMachine:gone "
+                                                            "does not exist")

@@ -34,7 +34,7 @@ def test_a_ready_deployment_exits_0_and_says_so(aws, capsys):
     out = capsys.readouterr().out
     assert aws.made == ["eu-west-1"]  # --region is the session's region
     assert out.splitlines()[0] == f"fmquality doctor: {STACK} in eu-west-1"
-    assert out.splitlines()[-1] == "9 ok: ready for a first run"
+    assert out.splitlines()[-1] == "10 ok: ready for a first run"
     assert "           hint: the Map's concurrency is derived from judge_quota.requests_per_minute" in out
 
 
@@ -46,7 +46,7 @@ def test_a_problem_exits_1_printing_it_with_its_fix(aws, capsys):
     assert f"  PROBLEM  parameter {PARAMETER}: does not exist" in out
     assert f"           fix: create it: aws ssm put-parameter --type String --name {PARAMETER}" in out
     assert "  warning  alerts subscription: the alerts topic has no subscription" in out
-    assert out.splitlines()[-1] == "7 ok, 1 problem, 1 warning: problems found: fix them before the first run"
+    assert out.splitlines()[-1] == "8 ok, 1 problem, 1 warning: problems found: fix them before the first run"
     assert aws.made == [REGION]  # the AWS configuration's region without --region
 
 

@@ -1,7 +1,8 @@
 """`fmquality doctor`: a deployed gate's configuration, checked with the caller's credentials before the
 first run, each problem with what to do about it.
 
-The evaluation stack: it exists and is in a *_COMPLETE state; its outputs are there; the judge model
+The evaluation stack: it exists and is in a *_COMPLETE state; its outputs are there and its state
+machine exists; the judge model
 and the generation models its functions record are usable in the region (``run.doctor_models``) and
 differ; the SSM parameters the handlers read exist and hold what they should; the alerts topic has a
 confirmed subscription; the judge quota hint. The pipeline stack: it exists, its prompt-bundle source
@@ -37,6 +38,8 @@ def diagnose(client: Callable[[str], Any], stack: str, region: str, pipeline_sta
     findings = [stack_status(described, "stack")]
     outputs, output_findings = stack_outputs(described, EVALUATION_OUTPUTS, "outputs")
     findings += output_findings
+    if outputs.get("StateMachineArn"):
+        findings.append(state_machine(client("stepfunctions"), outputs["StateMachineArn"]))
     environments, function_findings = function_environments(cfn, client("lambda"), stack)
     findings += function_findings
     if environments:
@@ -88,6 +91,23 @@ def stack_outputs(stack: dict[str, Any], wanted: tuple[str, ...], check: str) ->
                                  f"is {stack.get('StackName')!r} the right stack? {_DEPLOY} with this version of "
                                  "the app")]
     return outputs, [Finding(check, OK, ", ".join(f"{key}={outputs[key]}" for key in wanted))]
+
+
+def state_machine(sfn: Any, arn: str) -> Finding:
+    """The state machine the StateMachineArn output names (what `fmquality start` and the pipeline start)."""
+    from botocore.exceptions import ClientError
+
+    try:
+        described = sfn.describe_state_machine(stateMachineArn=arn)
+    except ClientError as exc:
+        if error_code(exc) == "StateMachineDoesNotExist":
+            return Finding("state machine", PROBLEM, f"{arn} does not exist", _DEPLOY[0].upper() + _DEPLOY[1:])
+        return Finding("state machine", WARNING, f"could not describe it: {error_code(exc)}",
+                       "run doctor with credentials allowed states:DescribeStateMachine")
+    status = described.get("status", "ACTIVE")
+    if status != "ACTIVE":
+        return Finding("state machine", PROBLEM, f"{described.get('name')}: {status}", _DEPLOY[0].upper() + _DEPLOY[1:])
+    return Finding("state machine", OK, f"{described.get('name')}: {status}, {described.get('type', 'STANDARD')}")
 
 
 def stack_resources(cfn: Any, stack: str, resource_type: str) -> list[str]:

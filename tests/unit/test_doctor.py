@@ -306,3 +306,22 @@ def test_a_state_machine_the_outputs_name_but_that_does_not_exist_is_a_problem(a
     [found] = problems(diagnose(aws.healthy().factory(), STACK, REGION))
     assert (found.check, found.detail) == ("state machine", f"arn:aws:states:{REGION}:123456789012:stateMachine:gone "
                                                             "does not exist")
+
+
+def test_without_a_requests_quota_the_hint_is_the_tokens_quota():
+    """Bedrock has dropped its requests-per-minute quotas in favour of tokens per minute: the hint follows,
+    and the model's own quota comes before a longer-context variant."""
+    quotas = boto3.client("service-quotas", region_name=REGION)
+    rows = [("L-1", "On-demand InvokeModel tokens per minute for Anthropic Claude Haiku 4.5", 400000.0),
+            ("L-2", "Cross-Region InvokeModel tokens per minute for Anthropic Claude Haiku 4.5 1M Context Length", 1.0),
+            ("L-3", "Cross-Region InvokeModel tokens per minute for Anthropic Claude Haiku 4.5", 4000000.0),
+            ("L-4", "Cross-Region InvokeModel tokens per minute for Anthropic Claude Sonnet 4.5", 9.0)]
+    with Stubber(quotas) as stub:
+        stub.add_response("list_service_quotas", {"Quotas": [
+            {"ServiceCode": "bedrock", "QuotaCode": code, "QuotaName": name, "Value": value} for code, name, value in rows]},
+            {"ServiceCode": "bedrock"})
+        found = quota_hint(quotas, ModelFacts(JUDGE, "Claude Haiku 4.5", True), "12", REGION)
+    assert found.status == "ok"
+    assert found.detail == ("Cross-Region InvokeModel tokens per minute for Anthropic Claude Haiku 4.5: 4,000,000 in "
+                            "us-east-1; the Map runs up to 12 cases at once")
+    assert found.fix.startswith("Bedrock limits this model by tokens")

@@ -146,30 +146,40 @@ def _access_problem(bedrock: Any, foundation_id: str, region: str) -> Finding | 
 
 
 def quota_hint(quotas: Any, facts: ModelFacts, max_concurrency: str | None, region: str) -> Finding:
-    """The account's requests-per-minute quota for the judge model (Service Quotas, Amazon Bedrock), beside
-    the Map concurrency the deployment derived from judge_quota.requests_per_minute. A hint only:
-    skipped when the quota cannot be read or named."""
+    """The account's per-minute quota for the judge model (Service Quotas, Amazon Bedrock): requests per
+    minute where the account still has one, else tokens per minute (Bedrock now throttles by tokens and
+    has dropped its requests-per-minute rows), cross-region for a profile, on-demand for a model id, beside
+    the Map concurrency the deployment derived from judge_quota.requests_per_minute. A hint only: skipped
+    when the quota cannot be read or named."""
     check = "judge quota"
     if quotas is None or not facts.name:
         return Finding(check, SKIPPED, "the judge model's name is not known: quota not looked up")
     kind = "cross-region" if facts.is_profile else "on-demand"
     name = facts.name.lower()
     try:
-        found = [q for page in quotas.get_paginator("list_service_quotas").paginate(ServiceCode="bedrock")
-                 for q in page.get("Quotas", [])
-                 if "requests per minute" in q.get("QuotaName", "").lower() and name in q.get("QuotaName", "").lower()]
+        named = [q for page in quotas.get_paginator("list_service_quotas").paginate(ServiceCode="bedrock")
+                 for q in page.get("Quotas", []) if name in q.get("QuotaName", "").lower()]
     except Exception as exc:  # noqa: BLE001 - a hint: anything unreadable is skipped, said once
         return Finding(check, SKIPPED, f"Service Quotas not readable: {error_code(exc)}")
-    found.sort(key=lambda q: not q["QuotaName"].lower().startswith(kind))
+    requests = [q for q in named if "requests per minute" in q["QuotaName"].lower()]
+    tokens = [q for q in named if "tokens per minute" in q["QuotaName"].lower()]
+    found = requests or tokens
+    # this kind of inference first, then the model's own quota before its variants ("... 1M Context Length")
+    found.sort(key=lambda q: (not q["QuotaName"].lower().startswith(kind), not q["QuotaName"].lower().endswith(name)))
     if not found:
-        return Finding(check, SKIPPED, f"no Bedrock requests-per-minute quota named for {facts.name} in {region}")
+        return Finding(check, SKIPPED, f"no Bedrock per-minute quota named for {facts.name} in {region}")
     quota = found[0]
     value = quota.get("Value")
-    shown = f"{value:g}" if isinstance(value, (int, float)) else str(value)
+    shown = f"{value:,.0f}" if isinstance(value, (int, float)) and value == int(value) else str(value)
     concurrency = f"; the Map runs up to {max_concurrency} cases at once" if max_concurrency else ""
     detail = f"{quota['QuotaName']}: {shown} in {region}{concurrency}"
-    fix = ("the Map's concurrency is derived from judge_quota.requests_per_minute in cdk.json: set it to "
-           f"{shown} if it differs and redeploy")
+    if requests:
+        fix = ("the Map's concurrency is derived from judge_quota.requests_per_minute in cdk.json: set it to "
+               f"{shown} if it differs and redeploy")
+    else:
+        fix = ("Bedrock limits this model by tokens: set judge_quota.requests_per_minute in cdk.json to about "
+               f"{shown} over the tokens one judge call counts (input + output, at the model's token burndown "
+               "rate) and redeploy")
     if isinstance(value, (int, float)) and value <= 0:
         return Finding(check, WARNING, detail, "request a quota increase (Service Quotas, Amazon Bedrock); " + fix)
     return Finding(check, OK, detail, fix)

@@ -179,6 +179,9 @@ class EvaluationFunctions(Construct):
                 "PRODUCTION_TARGET_PARAMETER": production_target.parameter_name,
                 "BUNDLE_PREFIX": generation.bundle_prefix,
                 "ALLOWED_TARGET_KINDS": ",".join(generation.allowed_target_kinds),
+                # The models InvokeGenerationModels grants, first the default: recorded on the function so
+                # `fmquality doctor` can check them in the deployed region (nothing in the handler reads it).
+                "GENERATION_MODEL_IDS": ",".join(generation.bedrock_generation_model_ids),
             },
             statements=self._generate_statements(production_target),
         )

@@ -112,6 +112,8 @@ def test_generate_function_runs_the_shared_code_with_its_handler(evaluation_temp
     env = props["Environment"]["Variables"]
     assert env["PRODUCTION_TARGET_PARAMETER"] == PARAMETER
     assert env["BUNDLE_PREFIX"] == "prompt-bundles/"
+    # what `fmquality doctor` reads to check the generation models in the deployed region
+    assert env["GENERATION_MODEL_IDS"] == "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
 
 def test_generate_role_has_exactly_the_narrow_grants(evaluation_template, synth):

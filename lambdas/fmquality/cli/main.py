@@ -10,6 +10,7 @@ its own module with ``register(sub)`` (its options; ``command_fn`` the function 
     schema                         cli/schema.py     the JSON Schema of a dataset line
     compare                        cli/compare.py    two runs (folders or report.json), per-item diff
     start | approve-baseline | catalog   cli/aws.py  the deployed gate
+    doctor                         cli/doctor.py     a deployed stack's configuration, before the first run
     sample | drift | review        cli/watch.py      the production watch, locally
     regression add                 cli/regression.py an incident becomes a test case
 
@@ -22,8 +23,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fmquality.cli import (calibrate, compare, estimate, judge_calibration, regression, replay, run, schema, sensitivity,
-                           watch)
+from fmquality.cli import (calibrate, compare, doctor, estimate, judge_calibration, regression, replay, run, schema,
+                           sensitivity, watch)
 from fmquality.cli.common import EXIT_RUN_FAILED, err
 
 
@@ -31,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fmquality", description="FM output quality gate")
     parser.add_argument("--version", action="version", version=f"%(prog)s {installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (run, estimate, calibrate, sensitivity, judge_calibration, schema, watch, compare, replay, regression):
+    for group in (run, estimate, calibrate, sensitivity, judge_calibration, schema, watch, compare, replay, regression,
+                  doctor):
         group.register(sub)
     try:
         from fmquality.cli import aws

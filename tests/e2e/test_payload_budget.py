@@ -2,7 +2,11 @@
 its limits.max_evidence_chars of evidence) goes through the local state machine with every state's
 payload under Step Functions' 256 KiB, whether the answer is recorded or generated, with a judge that
 records the longest prompt and reply the Bedrock judge keeps. Each state's input and output is measured
-as moto measures it (its UTF-8 JSON), and the largest per state is printed for the closing note."""
+as moto measures it (its UTF-8 JSON), and the largest per state is printed for the closing note.
+
+The prompts and raw replies are stored, not passed: every score whose copy in the state was cut is in the
+embedded bucket whole at runs/<run>/judge/<arm>/<test_id>/<dimension>.json, and results.jsonl (written by
+Aggregate from what Composite recorded) names it in judge_trace_uri."""
 
 from __future__ import annotations
 
@@ -16,7 +20,8 @@ import pytest
 
 from fmquality.config.rubric import load_rubric
 from fmquality.domain.case import TestCase
-from fmquality.engines.local import run_local_execution
+from fmquality.domain.scores import DimensionScore
+from fmquality.engines.local import BUCKET_NAME, run_local_execution
 from fmquality.judges.bedrock.prompts import PROMPT_KEEP_CHARS, RAW_KEEP_CHARS
 from fmquality.scoring.case import evidence_chars
 
@@ -119,9 +124,19 @@ def test_the_largest_accepted_case_keeps_every_state_under_256_kib(tmp_path, mon
     monkeypatch.setattr(factory, "make_judge",
                         lambda name, *a, **k: LongestTraceJudge() if name == "bedrock" else real(name, *a, **k))
     target = "python:tests.e2e.chatbot_double:longest_japanese" if answer == "generated" else None
+    stored: dict[str, bytes] = {}
+
+    def keep_traces(client) -> None:
+        s3 = client("s3")
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET_NAME, Prefix="runs/"):
+            for entry in page.get("Contents", []):
+                if "/judge/" in entry["Key"]:
+                    stored[f"s3://{BUCKET_NAME}/{entry['Key']}"] = s3.get_object(Bucket=BUCKET_NAME,
+                                                                                 Key=entry["Key"])["Body"].read()
+
     with measured_states() as sizes:
         outcome = run_local_execution(dataset_path=dataset, judge="bedrock", judge_mode="per_dimension",
-                                      retry_wait_cap_s=0.01, target=target)
+                                      retry_wait_cap_s=0.01, target=target, inspect_aws=keep_traces)
     largest = sorted(sizes.items(), key=lambda kv: -kv[1])
     print(f"\nlargest accepted case ({answer} answer): every state's largest payload, KiB")
     for name, size in largest:
@@ -132,3 +147,14 @@ def test_the_largest_accepted_case_keeps_every_state_under_256_kib(tmp_path, mon
     [result] = [json.loads(row) for row in outcome.results_jsonl.splitlines()]
     assert result["status"] != "error", result.get("error")
     assert {s["status"] for s in result["dimension_scores"].values()} <= {"scored", "not_applicable"}
+    # The judged scores travelled cut, each naming its whole self, stored before the state carried it.
+    judged = {d: s for d, s in result["dimension_scores"].items() if s["judge_prompt"] is not None}
+    assert judged
+    for dimension, score in judged.items():
+        uri = f"s3://{BUCKET_NAME}/runs/{outcome.run_id}/judge/candidate/ja-faq-largest/{dimension}.json"
+        assert score["judge_trace_uri"] == uri
+        assert len(score["judge_prompt"]) < PROMPT_KEEP_CHARS and len(score["judge_raw"]) < RAW_KEEP_CHARS
+        whole = DimensionScore.model_validate_json(stored[uri])
+        assert (whole.judge_prompt, whole.judge_raw) == ("プ" * PROMPT_KEEP_CHARS, "ロ" * RAW_KEEP_CHARS)
+        assert (whole.score, whole.sub_scores) == (score["score"], score["sub_scores"])
+    assert set(stored) == {s["judge_trace_uri"] for s in judged.values()}

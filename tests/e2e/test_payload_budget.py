@@ -20,6 +20,7 @@ import pytest
 
 from fmquality.config.rubric import load_rubric
 from fmquality.domain.case import TestCase
+from fmquality.domain.payload import DIMENSION_BYTES, json_bytes
 from fmquality.domain.scores import DimensionScore
 from fmquality.engines.local import BUCKET_NAME, run_local_execution
 from fmquality.judges.bedrock.prompts import PROMPT_KEEP_CHARS, RAW_KEEP_CHARS
@@ -147,14 +148,22 @@ def test_the_largest_accepted_case_keeps_every_state_under_256_kib(tmp_path, mon
     [result] = [json.loads(row) for row in outcome.results_jsonl.splitlines()]
     assert result["status"] != "error", result.get("error")
     assert {s["status"] for s in result["dimension_scores"].values()} <= {"scored", "not_applicable"}
-    # The judged scores travelled cut, each naming its whole self, stored before the state carried it.
-    judged = {d: s for d, s in result["dimension_scores"].items() if s["judge_prompt"] is not None}
-    assert judged
-    for dimension, score in judged.items():
-        uri = f"s3://{BUCKET_NAME}/runs/{outcome.run_id}/judge/candidate/ja-faq-largest/{dimension}.json"
-        assert score["judge_trace_uri"] == uri
-        assert len(score["judge_prompt"]) < PROMPT_KEEP_CHARS and len(score["judge_raw"]) < RAW_KEEP_CHARS
-        whole = DimensionScore.model_validate_json(stored[uri])
-        assert (whole.judge_prompt, whole.judge_raw) == ("プ" * PROMPT_KEEP_CHARS, "ロ" * RAW_KEEP_CHARS)
-        assert (whole.score, whole.sub_scores) == (score["score"], score["sub_scores"])
-    assert set(stored) == {s["judge_trace_uri"] for s in judged.values()}
+    # Every score whose state copy was cut (the judged ones by their prompt and reply; factual_accuracy by
+    # its evidence quotes) names its whole self, stored before the state carried it; the others store nothing.
+    scores = result["dimension_scores"]
+    judged = {d for d, s in scores.items() if s["judge_calls"]}
+    traced = {d: s for d, s in scores.items() if s["judge_trace_uri"]}
+    assert judged and judged <= set(traced)
+    assert set(stored) == {s["judge_trace_uri"] for s in traced.values()}
+    for dimension, score in traced.items():
+        assert score["judge_trace_uri"] == f"s3://{BUCKET_NAME}/runs/{outcome.run_id}/judge/candidate/ja-faq-largest/{dimension}.json"
+        whole = DimensionScore.model_validate_json(stored[score["judge_trace_uri"]])
+        assert (whole.status, whole.score, whole.sub_scores) == (score["status"], score["score"], score["sub_scores"])
+        assert json_bytes(whole.model_dump(mode="json")) > DIMENSION_BYTES >= json_bytes(score)
+        if dimension in judged:
+            assert (whole.judge_prompt, whole.judge_raw) == ("プ" * PROMPT_KEEP_CHARS, "ロ" * RAW_KEEP_CHARS)
+            assert len(score["judge_prompt"]) < PROMPT_KEEP_CHARS and len(score["judge_raw"]) < RAW_KEEP_CHARS
+    # ... and the local engine hands them over before the embedded bucket goes (`fmquality run` writes them
+    # to <out>/judge/...).
+    prefix = f"s3://{BUCKET_NAME}/runs/{outcome.run_id}/"
+    assert outcome.judge_traces == {uri[len(prefix):]: body for uri, body in stored.items()}

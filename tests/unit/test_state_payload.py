@@ -113,3 +113,18 @@ def test_the_reference_is_counted_in_the_state_budget():
         cut = for_state(score, trace_uri=uri)
         assert json_bytes(cut.model_dump(mode="json")) <= DIMENSION_BYTES
         assert (cut is score) or cut.judge_trace_uri == uri
+
+
+def test_an_out_folder_loses_an_earlier_runs_judge_traces_and_nothing_else(tmp_path):
+    from fmquality.engines.outputs import clear_run_outputs
+
+    storage = FolderStorage(tmp_path)
+    storage.write_bytes("judge/candidate/t1/relevance.json", b"{}", "application/json")
+    storage.write_bytes("judge/control/t%2F2/fluency.json", b"{}", "application/json")
+    (tmp_path / "judge" / "notes.txt").write_text("mine", encoding="utf-8")
+    clear_run_outputs(tmp_path)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["judge", "judge/notes.txt"]
+    (tmp_path / "judge" / "notes.txt").unlink()
+    storage.write_bytes("judge/candidate/t1/relevance.json", b"{}", "application/json")
+    clear_run_outputs(tmp_path)
+    assert not (tmp_path / "judge").exists()

@@ -148,8 +148,11 @@ def read_items(storage: Storage, key: str) -> list[tuple[str, dict[str, Any]]]:
 
 # judge/<arm>/<test_id>/<dimension>.json -------------------------------------------------------------
 
+JUDGE_TRACES = "judge/"
+
+
 def judge_trace_key(run_id: str, arm: str, test_id: str, dimension: str) -> str:
-    return run_key(run_id, f"judge/{arm}/{quote(test_id, safe='')}/{dimension}.json")
+    return run_key(run_id, f"{JUDGE_TRACES}{arm}/{quote(test_id, safe='')}/{dimension}.json")
 
 
 def score_for_state(score: DimensionScore, storage: Storage, bucket: str, run_id: str, arm: str,

@@ -167,3 +167,50 @@ def test_the_largest_accepted_case_keeps_every_state_under_256_kib(tmp_path, mon
     # to <out>/judge/...).
     prefix = f"s3://{BUCKET_NAME}/runs/{outcome.run_id}/"
     assert outcome.judge_traces == {uri[len(prefix):]: body for uri, body in stored.items()}
+
+
+class LongTraceWrapper:
+    """Any judge's verdicts with a prompt and raw reply past what a state carries (combined calls too)."""
+
+    prompt = "P" * 30_000
+    raw = "R" * 30_000
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+        self.name, self.model_id = inner.name, getattr(inner, "model_id", None)
+
+    def judge(self, request, rubric):
+        return self._inner.judge(request, rubric).model_copy(update={"prompt": self.prompt, "raw": self.raw})
+
+    def judge_combined(self, request, rubric):
+        return self._inner.judge_combined(request, rubric).model_copy(update={"prompt": self.prompt, "raw": self.raw})
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def test_fmquality_run_puts_the_stored_traces_beside_the_results(tmp_path, monkeypatch):
+    """`fmquality run` on the local state machine (combined judging: ScoreCase): each result's
+    judge_trace_uri names a file the --out folder holds at judge/<arm>/<test_id>/<dimension>.json."""
+    from fmquality.cli.main import main
+    from fmquality.judges import factory
+
+    real = factory.make_judge
+    monkeypatch.setattr(factory, "make_judge", lambda *a, **k: LongTraceWrapper(real(*a, **k)))
+    out = tmp_path / "out"
+    stale = out / "judge" / "candidate" / "gone" / "relevance.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}", encoding="utf-8")
+    code = main(["run", "--dataset", str(REPO / "tests" / "fixtures" / "cli_good.jsonl"), "--out", str(out), "--quiet",
+                 "--judge", "scripted"])
+    assert code == 0
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    traced = [(r["test_id"], d, s) for r in results for d, s in r["dimension_scores"].items() if s["judge_trace_uri"]]
+    assert traced and not stale.exists()
+    for test_id, dimension, score in traced:
+        relative = f"judge/candidate/{test_id}/{dimension}.json"
+        assert score["judge_trace_uri"].endswith(f"/runs/{results[0]['run_id']}/{relative}")
+        whole = DimensionScore.model_validate_json((out / relative).read_bytes())
+        assert (whole.judge_prompt, whole.judge_raw) == (LongTraceWrapper.prompt, LongTraceWrapper.raw)
+    assert sorted(p.relative_to(out).as_posix() for p in (out / "judge").rglob("*.json")) == sorted(
+        f"judge/candidate/{t}/{d}.json" for t, d, _ in traced)

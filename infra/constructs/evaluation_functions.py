@@ -203,6 +203,8 @@ class EvaluationFunctions(Construct):
             service_suffix=f"score-{dimension.replace('_', '-')}",
             statements=[
                 statement("ReadRunRubric", ["s3:GetObject"], [storage.runs_arn()]),
+                # A score cut for the state is stored whole first (run.layout.score_for_state): write only.
+                statement("WriteJudgeTraces", ["s3:PutObject"], [storage.judge_traces_arn()]),
                 storage.table_statement("VerdictCache", ["dynamodb:GetItem", "dynamodb:PutItem"],
                                         [VERDICT_PK_PREFIX]),
                 *judge_statements,
@@ -226,6 +228,8 @@ class EvaluationFunctions(Construct):
             service_suffix="score-case",
             statements=[
                 statement("ReadRunRubric", ["s3:GetObject"], [storage.runs_arn()]),
+                # A score cut for the state is stored whole first (run.layout.score_for_state): write only.
+                statement("WriteJudgeTraces", ["s3:PutObject"], [storage.judge_traces_arn()]),
                 storage.table_statement("VerdictCache", ["dynamodb:GetItem", "dynamodb:PutItem"],
                                         [VERDICT_PK_PREFIX]),
                 storage.table_statement("WriteItemResult", ["dynamodb:PutItem"], [RUN_PK_PREFIX]),
@@ -359,6 +363,12 @@ class EvaluationFunctions(Construct):
             nag.acknowledge(self.by_role[role_name].role, runs_prefix,
                             f"The {role_name} function reads its run's resolved rubric runs/<run_id>/rubric.json; "
                             "the run id is only known at run time (read only, s3:GetObject)")
+        judge_traces = nag.wildcard_resource(f"{bucket}/runs/*/judge/*")
+        for role_name in (*self.dimensions, "score_case"):
+            nag.acknowledge(self.by_role[role_name].role, judge_traces,
+                            f"The {role_name} function stores a score whose copy in the state was cut whole at "
+                            "runs/<run_id>/judge/<arm>/<test_id>/<dimension>.json; run and test ids are only known at "
+                            "run time (write only, s3:PutObject, nothing else under runs/)")
         bundle_prefix = self._config.generation.bundle_prefix
         nag.acknowledge(self.generate.role, nag.wildcard_resource(f"{bucket}/{bundle_prefix}*"),
                         f"Generate reads the prompt-bundle version a 'bedrock:s3://...?versionId=V' target names; "

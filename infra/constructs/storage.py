@@ -33,6 +33,8 @@ from infra.constructs.policies import statement
 
 DATASETS_PREFIX = "datasets/"
 RUNS_PREFIX = "runs/"
+# Under each run: the judge traces of cut scores (fmquality.run.layout.judge_trace_key).
+JUDGE_TRACES_DIR = "judge"
 # What production watch keeps of shoppers' turns (redacted): the captured turns and the records Firehose
 # could not deliver or transform, and the weekly samples drawn from them. Each expires after
 # production_watch.retention_days (lifecycle rules below; infra.constructs.production_watch writes there).
@@ -197,6 +199,10 @@ class Storage(Construct):
 
     def runs_arn(self) -> str:
         return self.data_bucket.arn_for_objects(f"{RUNS_PREFIX}*")
+
+    def judge_traces_arn(self) -> str:
+        """runs/<run_id>/judge/...: the scores a scorer stored whole because the state's copy was cut."""
+        return self.data_bucket.arn_for_objects(f"{RUNS_PREFIX}*/{JUDGE_TRACES_DIR}/*")
 
     def bundles_arn(self) -> str:
         return self.data_bucket.arn_for_objects(f"{self.bundle_prefix}*")

@@ -23,9 +23,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from fmquality.adapters.dynamodb import EvaluationTable
 from fmquality.domain.errors import JudgeThrottled
 from fmquality.domain.scores import DimensionScore, JudgeUsage
+from fmquality.run import layout
 from fmquality.schemes import scheme_for
 from fmquality.scoring.case import score_dimensions
-from handlers import aws_client, judge_for, resolved_item, run_rubric
+from handlers import aws_client, judge_for, resolved_item, run_rubric, run_storage
 from handlers.composite import record, summary
 from handlers.env import FunctionEnv, load_env
 from handlers.events import CompositeEvent, ScoreCaseEvent, check_category
@@ -77,7 +78,11 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     env = load_env(FunctionEnv)
     event = resolved_item(event)
     parsed = ScoreCaseEvent.model_validate(event)
-    scores = score(parsed, env)
+    # Bounded as the scorers' are (the result's DynamoDB item stays small): a cut score is stored whole
+    # under runs/<run_id>/judge/ first and named in judge_trace_uri (run.layout.score_for_state).
+    storage = run_storage(parsed.bucket)
+    scores = [layout.score_for_state(s, storage, parsed.bucket, parsed.run_id, parsed.arm, parsed.item.test_id)
+              for s in score(parsed, env)]
     # The state as it came, with the scores: what Composite reads from the Parallel's output.
     scored = CompositeEvent.model_validate({**event, "item": parsed.item, "scores": scores})
     return summary(record(scored, EvaluationTable(env.table_name, aws_client("dynamodb"))))

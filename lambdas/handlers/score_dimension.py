@@ -16,8 +16,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from fmquality.run.evaluate import score_one_dimension
 from fmquality.domain.errors import JudgeThrottled
 from fmquality.domain.scores import DimensionScore
-from fmquality.domain.payload import for_state
-from handlers import judge_for, resolved_item, run_rubric
+from fmquality.run import layout
+from handlers import judge_for, resolved_item, run_rubric, run_storage
 from handlers.env import ScorerEnv, load_env
 from handlers.events import ScoreEvent, check_category, check_dimension
 
@@ -56,6 +56,9 @@ def score(event: ScoreEvent, env: ScorerEnv) -> DimensionScore:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    scored = score(ScoreEvent.model_validate(resolved_item(event)), load_env(ScorerEnv))
-    # The score as the Parallel's output carries it: bounded (domain.payload; Composite stores what it gets).
-    return for_state(scored).model_dump(mode="json")
+    parsed = ScoreEvent.model_validate(resolved_item(event))
+    scored = score(parsed, load_env(ScorerEnv))
+    # The score as the Parallel's output carries it: bounded, and when cut stored whole first under
+    # runs/<run_id>/judge/ and named in judge_trace_uri (run.layout; Composite stores what it gets).
+    return layout.score_for_state(scored, run_storage(parsed.bucket), parsed.bucket, parsed.run_id, parsed.arm,
+                                  parsed.item.test_id).model_dump(mode="json")

@@ -2,7 +2,11 @@
 its limits.max_evidence_chars of evidence) goes through the local state machine with every state's
 payload under Step Functions' 256 KiB, whether the answer is recorded or generated, with a judge that
 records the longest prompt and reply the Bedrock judge keeps. Each state's input and output is measured
-as moto measures it (its UTF-8 JSON), and the largest per state is printed for the closing note."""
+as moto measures it (its UTF-8 JSON), and the largest per state is printed for the closing note.
+
+The prompts and raw replies are stored, not passed: every score whose copy in the state was cut is in the
+embedded bucket whole at runs/<run>/judge/<arm>/<test_id>/<dimension>.json, and results.jsonl (written by
+Aggregate from what Composite recorded) names it in judge_trace_uri."""
 
 from __future__ import annotations
 
@@ -16,7 +20,9 @@ import pytest
 
 from fmquality.config.rubric import load_rubric
 from fmquality.domain.case import TestCase
-from fmquality.engines.local import run_local_execution
+from fmquality.domain.payload import DIMENSION_BYTES, json_bytes
+from fmquality.domain.scores import DimensionScore
+from fmquality.engines.local import BUCKET_NAME, run_local_execution
 from fmquality.judges.bedrock.prompts import PROMPT_KEEP_CHARS, RAW_KEEP_CHARS
 from fmquality.scoring.case import evidence_chars
 
@@ -119,9 +125,19 @@ def test_the_largest_accepted_case_keeps_every_state_under_256_kib(tmp_path, mon
     monkeypatch.setattr(factory, "make_judge",
                         lambda name, *a, **k: LongestTraceJudge() if name == "bedrock" else real(name, *a, **k))
     target = "python:tests.e2e.chatbot_double:longest_japanese" if answer == "generated" else None
+    stored: dict[str, bytes] = {}
+
+    def keep_traces(client) -> None:
+        s3 = client("s3")
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET_NAME, Prefix="runs/"):
+            for entry in page.get("Contents", []):
+                if "/judge/" in entry["Key"]:
+                    stored[f"s3://{BUCKET_NAME}/{entry['Key']}"] = s3.get_object(Bucket=BUCKET_NAME,
+                                                                                 Key=entry["Key"])["Body"].read()
+
     with measured_states() as sizes:
         outcome = run_local_execution(dataset_path=dataset, judge="bedrock", judge_mode="per_dimension",
-                                      retry_wait_cap_s=0.01, target=target)
+                                      retry_wait_cap_s=0.01, target=target, inspect_aws=keep_traces)
     largest = sorted(sizes.items(), key=lambda kv: -kv[1])
     print(f"\nlargest accepted case ({answer} answer): every state's largest payload, KiB")
     for name, size in largest:
@@ -132,3 +148,69 @@ def test_the_largest_accepted_case_keeps_every_state_under_256_kib(tmp_path, mon
     [result] = [json.loads(row) for row in outcome.results_jsonl.splitlines()]
     assert result["status"] != "error", result.get("error")
     assert {s["status"] for s in result["dimension_scores"].values()} <= {"scored", "not_applicable"}
+    # Every score whose state copy was cut (the judged ones by their prompt and reply; factual_accuracy by
+    # its evidence quotes) names its whole self, stored before the state carried it; the others store nothing.
+    scores = result["dimension_scores"]
+    judged = {d for d, s in scores.items() if s["judge_calls"]}
+    traced = {d: s for d, s in scores.items() if s["judge_trace_uri"]}
+    assert judged and judged <= set(traced)
+    assert set(stored) == {s["judge_trace_uri"] for s in traced.values()}
+    for dimension, score in traced.items():
+        assert score["judge_trace_uri"] == f"s3://{BUCKET_NAME}/runs/{outcome.run_id}/judge/candidate/ja-faq-largest/{dimension}.json"
+        whole = DimensionScore.model_validate_json(stored[score["judge_trace_uri"]])
+        assert (whole.status, whole.score, whole.sub_scores) == (score["status"], score["score"], score["sub_scores"])
+        assert json_bytes(whole.model_dump(mode="json")) > DIMENSION_BYTES >= json_bytes(score)
+        if dimension in judged:
+            assert (whole.judge_prompt, whole.judge_raw) == ("プ" * PROMPT_KEEP_CHARS, "ロ" * RAW_KEEP_CHARS)
+            assert len(score["judge_prompt"]) < PROMPT_KEEP_CHARS and len(score["judge_raw"]) < RAW_KEEP_CHARS
+    # ... and the local engine hands them over before the embedded bucket goes (`fmquality run` writes them
+    # to <out>/judge/...).
+    prefix = f"s3://{BUCKET_NAME}/runs/{outcome.run_id}/"
+    assert outcome.judge_traces == {uri[len(prefix):]: body for uri, body in stored.items()}
+
+
+class LongTraceWrapper:
+    """Any judge's verdicts with a prompt and raw reply past what a state carries (combined calls too)."""
+
+    prompt = "P" * 30_000
+    raw = "R" * 30_000
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+        self.name, self.model_id = inner.name, getattr(inner, "model_id", None)
+
+    def judge(self, request, rubric):
+        return self._inner.judge(request, rubric).model_copy(update={"prompt": self.prompt, "raw": self.raw})
+
+    def judge_combined(self, request, rubric):
+        return self._inner.judge_combined(request, rubric).model_copy(update={"prompt": self.prompt, "raw": self.raw})
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def test_fmquality_run_puts_the_stored_traces_beside_the_results(tmp_path, monkeypatch):
+    """`fmquality run` on the local state machine (combined judging: ScoreCase): each result's
+    judge_trace_uri names a file the --out folder holds at judge/<arm>/<test_id>/<dimension>.json."""
+    from fmquality.cli.main import main
+    from fmquality.judges import factory
+
+    real = factory.make_judge
+    monkeypatch.setattr(factory, "make_judge", lambda *a, **k: LongTraceWrapper(real(*a, **k)))
+    out = tmp_path / "out"
+    stale = out / "judge" / "candidate" / "gone" / "relevance.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}", encoding="utf-8")
+    code = main(["run", "--dataset", str(REPO / "tests" / "fixtures" / "cli_good.jsonl"), "--out", str(out), "--quiet",
+                 "--judge", "scripted"])
+    assert code == 0
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    traced = [(r["test_id"], d, s) for r in results for d, s in r["dimension_scores"].items() if s["judge_trace_uri"]]
+    assert traced and not stale.exists()
+    for test_id, dimension, score in traced:
+        relative = f"judge/candidate/{test_id}/{dimension}.json"
+        assert score["judge_trace_uri"].endswith(f"/runs/{results[0]['run_id']}/{relative}")
+        whole = DimensionScore.model_validate_json((out / relative).read_bytes())
+        assert (whole.judge_prompt, whole.judge_raw) == (LongTraceWrapper.prompt, LongTraceWrapper.raw)
+    assert sorted(p.relative_to(out).as_posix() for p in (out / "judge").rglob("*.json")) == sorted(
+        f"judge/candidate/{t}/{d}.json" for t, d, _ in traced)

@@ -171,7 +171,9 @@ def test_grants_follow_each_step(evaluation_template):
         "s3:GetObject", "s3:GetObjectVersion", "s3:ListBucket", "s3:PutObject", "dynamodb:GetItem",
         "dynamodb:PutItem", "dynamodb:Query", "ssm:GetParameter"}
     assert actions("composite") - tracing_and_logs == {"s3:GetObject", "dynamodb:PutItem"}
-    assert actions("relevance") - tracing_and_logs == {"s3:GetObject", "dynamodb:GetItem", "dynamodb:PutItem", "bedrock:InvokeModel"}
+    # s3:PutObject: a score cut for the state is stored whole under runs/*/judge/* (test_scorers_store_...).
+    assert actions("relevance") - tracing_and_logs == {"s3:GetObject", "s3:PutObject", "dynamodb:GetItem",
+                                                       "dynamodb:PutItem", "bedrock:InvokeModel"}
     assert actions("score_case") == actions("relevance")  # the scorers' work in one invocation, their grants
     assert actions("aggregate") - tracing_and_logs == {
         "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
@@ -181,9 +183,37 @@ def test_grants_follow_each_step(evaluation_template):
         for s in policy_statements_for_function(evaluation_template, function):
             for resource in map(flatten_join, as_list(s["Resource"])):
                 if "s3:PutObject" in as_list(s["Action"]):
-                    assert resource.endswith("/runs/*"), (role, resource)
+                    allowed = ("/runs/*/judge/*",) if role in (*DIMENSIONS, "score_case") else ("/runs/*",)
+                    assert resource.endswith(allowed), (role, resource)
                 if resource.endswith("/datasets/*"):
                     assert role == "prepare"
+
+
+def test_scorers_store_cut_scores_only_under_runs_judge_write_only(evaluation_template):
+    """Issue 31 item 5: each scorer and ScoreCase may put objects exactly at <data bucket>/runs/*/judge/*
+    (a score whose copy in the state was cut, stored whole: run.layout.score_for_state), nothing more."""
+    functions = functions_by_handler_env(evaluation_template)
+    bucket_arn = None
+    for role in (*DIMENSIONS, "score_case"):
+        statements = policy_statements_for_function(evaluation_template, functions[role][1])
+        writes = [s for s in statements if "s3:PutObject" in as_list(s["Action"])]
+        assert len(writes) == 1, (role, writes)
+        (write,) = writes
+        assert write["Sid"] == "WriteJudgeTraces" and write["Effect"] == "Allow" and "Condition" not in write
+        assert as_list(write["Action"]) == ["s3:PutObject"]
+        (resource,) = as_list(write["Resource"])
+        bucket, _, key = flatten_join(resource).partition(".Arn>")
+        assert key == "/runs/*/judge/*", (role, resource)
+        bucket_arn = bucket_arn or bucket
+        assert bucket == bucket_arn  # the one data bucket
+    data_bucket = next(lid for lid, b in resources_of(evaluation_template, "AWS::S3::Bucket").items()
+                       if b["Properties"].get("VersioningConfiguration") and "LoggingConfiguration" in b["Properties"])
+    assert bucket_arn == f"<{data_bucket}"
+    # Composite, Generate and the others store no judge trace.
+    for role in ("composite", "generate"):
+        resources = {flatten_join(r) for s in policy_statements_for_function(evaluation_template, functions[role][1])
+                     for r in as_list(s["Resource"])}
+        assert not any(r.endswith("/judge/*") for r in resources), role
 
 
 def test_metrics_permission_is_limited_to_the_project_namespace(evaluation_template):

@@ -160,6 +160,28 @@ def bedrock_pairs(deployed: list[Function], config: Any) -> list[Pair]:
     return pairs
 
 
+# The scorers store a score cut for the state whole (run.layout.score_for_state): only a case whose judge
+# prompt or reply passes the state budget makes the call, which the recorded runs may not include.
+JUDGE_TRACE_HANDLERS = ("handlers.score_dimension.handler", "handlers.score_case.handler")
+
+
+def judge_trace_pairs(deployed: list[Function]) -> list[Pair]:
+    """Each scorer's (and ScoreCase's) PutObject of a cut score's trace, at the key the code writes."""
+    from fmquality.run.layout import judge_trace_key
+
+    pairs = []
+    for function in deployed:
+        if function.handler not in JUDGE_TRACE_HANDLERS:
+            continue
+        for arm in ("candidate", "control"):
+            key = judge_trace_key("manual-20261207T000000-abcdef", arm, "ja-faq/01", function.dimension or "relevance")
+            params = {"Bucket": function.environment["BUCKET_NAME"], "Key": key}
+            for request in requests_for("s3", "PutObject", params, region=REGION, account=ACCOUNT):
+                pairs.append(Pair(function.role_arn, function.role_name, request,
+                                  f"derived: {function.handler} stores a cut score's judge trace", function.handler))
+    return pairs
+
+
 def function_service_pairs(resolver: Resolver, deployed: list[Function]) -> list[Pair]:
     """What Lambda does with each function's role: its log stream in its own group, its traces."""
     pairs = []
@@ -327,6 +349,7 @@ def pairs(resolver, deployed_functions, recorded, synth) -> list[Pair]:
     for record in recorded:
         found += recorded_pairs(record, deployed_functions)
     found += bedrock_pairs(deployed_functions, synth.config)
+    found += judge_trace_pairs(deployed_functions)
     found += delivery_pairs(resolver, deployed_functions, found)
     found += function_service_pairs(resolver, deployed_functions)
     found += state_machine_pairs(resolver)
@@ -450,6 +473,26 @@ def test_bedrock_calls_reach_only_their_own_models(pairs, decisions, synth, reso
     borrowed = [{"role_arn": generate.role_arn, "action": "bedrock:InvokeModel", "resource": arn, "policies": policies}
                 for arn in model_arns(synth.config.judge_model_id, REGION, ACCOUNT)]
     assert {e.decision for e in evaluator.evaluate(borrowed)} == {"ImplicitlyDenied"}
+
+
+def test_the_scorers_may_store_judge_traces_and_write_nothing_else_under_runs(pairs, decisions, resolver,
+                                                                            deployed_functions):
+    """Issue 31 item 5: every scorer and ScoreCase may put runs/<run>/judge/<arm>/<test>/<dimension>.json and
+    nothing else of a run (its results, report, items) nor a key outside runs/."""
+    traces = {(p.role_name, p.request.resource): d.decision for p, d in zip(pairs, decisions)
+              if p.origin.endswith("stores a cut score's judge trace")}
+    scorers = [f for f in deployed_functions if f.handler in JUDGE_TRACE_HANDLERS]
+    assert {role for role, _ in traces} == {f.role_name for f in scorers} and len(scorers) >= 2
+    assert set(traces.values()) == {"Allowed"}
+    outside = []
+    for function in scorers:
+        bucket = function.environment["BUCKET_NAME"]
+        for key in ("runs/r1/results.jsonl", "runs/r1/report.json", "runs/r1/items.json", "runs/r1/judgement.json",
+                    "judge/candidate/t/relevance.json", "datasets/x/judge/y.json"):
+            outside.append({"role_arn": function.role_arn, "action": "s3:PutObject",
+                            "resource": f"arn:aws:s3:::{bucket}/{key}",
+                            "policies": resolver.policies_of_role(function.role_name)})
+    assert {e.decision for e in evaluator.evaluate(outside)} == {"ImplicitlyDenied"}
 
 
 # ---- the evaluator itself: a removed grant is a denial ------------------------------------------------

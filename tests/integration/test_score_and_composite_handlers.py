@@ -282,3 +282,61 @@ def test_an_unreadable_generation_does_not_stop_the_error_record(run, aws, lambd
     handler(load_event("composite_error.json", generation={"target_id": 7}), lambda_context)
     [stored] = _results(aws)
     assert stored.status == "error" and stored.generation is None
+
+
+class LongTraceJudge:
+    """The scripted judge's verdicts with a prompt and raw reply far past what a state carries."""
+
+    name = "scripted"
+    model_id = None
+    prompt = "プ" * 40_000 + "(end of prompt)"
+    raw = '{"verdict": "' + "ロ" * 30_000 + '"}'
+
+    def __init__(self):
+        from fmquality.judges.scripted import ScriptedJudge
+
+        self._inner = ScriptedJudge()
+
+    def judge(self, request, rubric):
+        return self._inner.judge(request, rubric).model_copy(update={"prompt": self.prompt, "raw": self.raw})
+
+    def judge_combined(self, request, rubric):
+        return self._inner.judge_combined(request, rubric).model_copy(update={"prompt": self.prompt, "raw": self.raw})
+
+
+def test_a_scorer_stores_a_cut_score_whole_and_its_output_names_it(run, aws, lambda_context, monkeypatch):
+    """Issue 31 item 5: the judge's prompt and reply are stored, not passed. The output (the Parallel's
+    branch) is within its budget with the reference; the object holds the whole score."""
+    import handlers.score_dimension as scorer
+    from fmquality.domain.payload import DIMENSION_BYTES, json_bytes
+    from fmquality.domain.scores import DimensionScore
+
+    monkeypatch.setattr(scorer, "judge_for", lambda name, model_id: LongTraceJudge())
+    monkeypatch.setenv("DIMENSION", "relevance")
+    event = load_event("score_dimension.json", arm="control")
+    out = scorer.handler(event, lambda_context)
+    assert json_bytes(out) <= DIMENSION_BYTES
+    key = f"runs/{event['run_id']}/judge/control/{event['item']['test_id']}/relevance.json"
+    assert out["judge_trace_uri"] == f"s3://{BUCKET}/{key}"
+    assert len(out["judge_prompt"]) < len(LongTraceJudge.prompt)
+    stored = DimensionScore.model_validate_json(aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+    assert (stored.judge_prompt, stored.judge_raw) == (LongTraceJudge.prompt, LongTraceJudge.raw)
+    assert stored.judge_trace_uri is None and (stored.score, stored.sub_scores) == (out["score"], out["sub_scores"])
+
+
+def test_composite_keeps_the_reference_in_the_stored_result(run, aws, lambda_context, monkeypatch):
+    import handlers.score_dimension as scorer
+    from fmquality.adapters.dynamodb import EvaluationTable
+    from handlers.composite import handler as composite
+
+    monkeypatch.setattr(scorer, "judge_for", lambda name, model_id: LongTraceJudge())
+    event = load_event("score_dimension.json")
+    scores = []
+    for dimension in ("relevance", "factual_accuracy", "consistency", "fluency", "safety"):
+        monkeypatch.setenv("DIMENSION", dimension)
+        scores.append(scorer.handler(event, lambda_context))
+    composite({**event, "scores": scores}, lambda_context)
+    (result,) = EvaluationTable(TABLE, aws.ddb).results_for_run(event["run_id"])
+    uris = {d: s.judge_trace_uri for d, s in result.dimension_scores.items() if s.judge_prompt}
+    assert uris and all(uri == f"s3://{BUCKET}/runs/{event['run_id']}/judge/candidate/{event['item']['test_id']}/{d}.json"
+                        for d, uri in uris.items())

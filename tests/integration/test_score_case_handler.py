@@ -206,3 +206,24 @@ def test_a_malformed_item_names_the_field(combined_item, lambda_context):
     with pytest.raises(ValidationError) as caught:
         handler(combined_item, lambda_context)
     assert [e["loc"] for e in caught.value.errors()] == [("item", "intent")]
+
+
+def test_score_case_stores_a_cut_score_whole_and_records_the_reference(aws, combined_item, lambda_context,
+                                                                     monkeypatch):
+    """Issue 31 item 5 for combined judging: the call's prompt and reply (on the first dimension) are
+    stored whole under runs/<run>/judge/, and the recorded result carries the cut text and the reference."""
+    import handlers.score_case as score_case
+    from fmquality.domain.payload import DIMENSION_BYTES, json_bytes
+    from fmquality.domain.scores import DimensionScore
+    from test_score_and_composite_handlers import LongTraceJudge
+
+    monkeypatch.setattr(score_case, "judge_for", lambda name, model_id: LongTraceJudge())
+    score_case.handler(json.loads(json.dumps(combined_item)), lambda_context)
+    stored = _stored(aws, combined_item["run_id"])
+    traced = {d: s for d, s in stored.dimension_scores.items() if s.judge_trace_uri}
+    assert list(traced) == ["relevance"]  # the combined call's trace is recorded once, on the first dimension
+    key = f"runs/{combined_item['run_id']}/judge/candidate/{CASES[0]['test_id']}/relevance.json"
+    assert traced["relevance"].judge_trace_uri == f"s3://{BUCKET}/{key}"
+    assert json_bytes(traced["relevance"].model_dump(mode="json")) <= DIMENSION_BYTES
+    whole = DimensionScore.model_validate_json(aws.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+    assert (whole.judge_prompt, whole.judge_raw) == (LongTraceJudge.prompt, LongTraceJudge.raw)

@@ -296,6 +296,10 @@ def _state_machine_outcome(outcome: Any, out: Path, console: Any) -> int:
         err(f"stages: {stages}")
         return EXIT_BAD_INPUT if outcome.error == "DatasetRejected" else EXIT_RUN_FAILED
     report = RunReport.model_validate({**outcome.report, "execution": outcome.execution})
+    # The embedded bucket goes with the run: a result's judge_trace_uri s3://<local bucket>/runs/<run>/judge/...
+    # is read from <out>/judge/... (docs/running.md).
+    for key, body in outcome.judge_traces.items():
+        storage.write_bytes(key, body, layout.content_type(key))
     layout.write_outputs(storage, "", {layout.RESULTS: outcome.results_jsonl or "",
                                        layout.CONTROL_RESULTS: outcome.control_results_jsonl,
                                        layout.REPORT_HTML: outcome.report_html or "",

@@ -10,7 +10,10 @@ What a Map child's state carries, at most:
   its limit (``limits.max_evidence_chars``) is set by scoring time, not by the payload;
 * the answer once (a generated answer is in the item, or for a stub in its generation record);
 * one DimensionScore per dimension, each cut for the state by ``for_state`` to ``DIMENSION_BYTES``
-  (the judge prompt and raw reply to ``STATE_TRACE_CHARS`` each, then evidence and reasons);
+  (the judge prompt and raw reply to ``STATE_TRACE_CHARS`` each, then evidence and reasons). A cut score
+  is stored whole first, at ``runs/<run_id>/judge/<arm>/<test_id>/<dimension>.json``, and its cut copy
+  names it in ``judge_trace_uri`` (``run.layout.score_for_state``): prompts and raw replies are stored,
+  not passed, and the result a run keeps says where the full trace is;
 * ``OVERHEAD_BYTES`` of keys, ids, the generation record and the Catch's error.
 
 ``max_response_chars`` is what is left for the answer at ``BYTES_PER_CHAR`` (UTF-8's worst); the rubric
@@ -58,15 +61,18 @@ def _cut(text: str | None, limit: int) -> str | None:
 _STEPS = ((STATE_TRACE_CHARS, 20, EVIDENCE_KEEP_CHARS, RATIONALE_KEEP_CHARS), (500, 10, 150, 300), (0, 3, 80, 120))
 
 
-def for_state(score: DimensionScore) -> DimensionScore:
+def for_state(score: DimensionScore, trace_uri: str | None = None) -> DimensionScore:
     """The score as a state carries it: at most ``DIMENSION_BYTES``. The judge's prompt and raw reply
     are cut first, then the evidence quotes and the reasons' text, only as far as needed; the score,
-    sub-scores, status and hard failures' rules never change."""
+    sub-scores, status and hard failures' rules never change. A cut copy carries ``trace_uri`` (where
+    the caller stores the whole score) as its ``judge_trace_uri``, counted in its budget; a score that
+    fits is returned as it is."""
     cut = score
     for trace, quotes, quote_chars, reason_chars in _STEPS:
         if json_bytes(cut.model_dump(mode="json")) <= DIMENSION_BYTES:
             return cut
         cut = score.model_copy(update={
+            "judge_trace_uri": trace_uri,
             "judge_prompt": _cut(score.judge_prompt, trace) if trace else None,
             "judge_raw": _cut(score.judge_raw, trace) if trace else None,
             "evidence": [_cut(e, quote_chars) for e in score.evidence[:quotes]],

@@ -115,6 +115,10 @@ class DimensionScore(BaseModel):
     usage: JudgeUsage = Field(default_factory=JudgeUsage)
     judge_prompt: str | None = None
     judge_raw: str | None = None
+    # Where the whole score (judge prompt and raw reply uncut) is stored when the copy a state carries was
+    # cut to its budget (``domain.payload.for_state``, ``run.layout.score_for_state``): an s3:// URI of
+    # runs/<run_id>/judge/<arm>/<test_id>/<dimension>.json. None: nothing of this score was cut.
+    judge_trace_uri: str | None = None
 
     @model_validator(mode="after")
     def _score_matches_status(self) -> "DimensionScore":

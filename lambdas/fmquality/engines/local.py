@@ -57,6 +57,9 @@ class LocalRunResult:
     run_id: str | None
     # The run's files as the execution left them in the embedded bucket (``layout.RUN_OUTPUTS``).
     outputs: dict[str, str | None]
+    # The scores stored whole because their state copy was cut: key under the run's prefix
+    # ("judge/<arm>/<test_id>/<dimension>.json") -> the object, read before the embedded bucket goes.
+    judge_traces: dict[str, bytes]
     stage_seconds: dict[str, float]
     wall_seconds: float
     lambda_calls: dict[str, int]
@@ -278,6 +281,14 @@ def _wait(sfn: Any, execution_arn: str, timeout_s: float) -> dict[str, Any]:
         pause = min(0.1, pause * 1.5)
 
 
+def _judge_traces(s3: Any, run_id: str) -> dict[str, bytes]:
+    prefix = layout.run_key(run_id, layout.JUDGE_TRACES)
+    keys = [entry["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET_NAME, Prefix=prefix)
+            for entry in page.get("Contents", [])]
+    cut = len(layout.run_prefix(run_id))
+    return {key[cut:]: s3.get_object(Bucket=BUCKET_NAME, Key=key)["Body"].read() for key in keys}
+
+
 def _history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
     return sfn.get_execution_history(executionArn=execution_arn)["events"]
 
@@ -414,6 +425,7 @@ def run_local_execution(
         run_id_out = _prepared_run_id(events)
         storage = BucketStorage(S3Store(client("s3")), BUCKET_NAME)
         outputs = layout.read_outputs(storage, layout.run_prefix(run_id_out)) if run_id_out else {}
+        judge_traces = _judge_traces(client("s3"), run_id_out) if run_id_out else {}
         if verdicts:
             verdicts.keep()
         if inspect_aws:
@@ -423,5 +435,5 @@ def run_local_execution(
         execution_arn=execution_arn, status=described["status"], error=described.get("error"),
         cause=described.get("cause"),
         failed_state=_failed_state(events) if described["status"] != "SUCCEEDED" else None,
-        run_id=run_id_out, outputs=outputs, stage_seconds=dispatcher.clock.stages(),
+        run_id=run_id_out, outputs=outputs, judge_traces=judge_traces, stage_seconds=dispatcher.clock.stages(),
         wall_seconds=time.perf_counter() - t0, lambda_calls=dict(dispatcher.clock.calls))

@@ -11,12 +11,13 @@ every file it summarises is there.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
 from typing import IO
 
-from fmquality.run.layout import RUN_OUTPUTS
+from fmquality.run.layout import JUDGE_TRACES, RUN_OUTPUTS
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -101,3 +102,10 @@ def clear_run_outputs(out: Path) -> None:
     probe.close()
     for name in RUN_OUTPUTS:
         (out / name).unlink(missing_ok=True)
+    # An earlier run's judge traces (judge/<arm>/<test_id>/<dimension>.json): those files only.
+    traces = out / JUDGE_TRACES
+    for trace in traces.glob("*/*/*.json"):
+        trace.unlink(missing_ok=True)
+    for folder in sorted((p for p in traces.glob("**/*") if p.is_dir()), key=lambda p: -len(p.parts)) + [traces]:
+        with contextlib.suppress(OSError):  # a folder that holds anything else is kept
+            folder.rmdir()

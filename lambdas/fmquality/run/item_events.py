@@ -25,6 +25,8 @@ class ScoreEvent(BaseModel):
     bucket: str = Field(min_length=3)
     rubric_key: str = Field(min_length=1)
     item: TestCase
+    # Names a cut score's stored trace (run.layout.judge_trace_key): a paired run scores each case twice.
+    arm: Arm = "candidate"
 
 
 class ScoreCaseEvent(ScoreEvent):

@@ -7,6 +7,10 @@ The data bucket, one prefix per run::
                                   a case over domain.payload.INLINE_CASE_BYTES is a stub {test_id, intent,
                                   locale, tags, label, case_ref} naming its file:
     runs/<run_id>/cases/<n>.json  one such case, whole (read back by the handlers, never in a state)
+    runs/<run_id>/judge/<arm>/<test_id>/<dimension>.json  a DimensionScore whole (judge prompt and raw reply
+                                  uncut), written by its scorer when the copy the state carries had to be
+                                  cut (domain.payload.for_state); that copy and the stored result name it in
+                                  judge_trace_uri. <test_id> is URL-quoted to one path segment
     runs/<run_id>/targets.json    {"candidate": TargetSpec, "control": TargetSpec | null, "resolved_from": {...}}
     runs/<run_id>/rejected.jsonl  one LineError per bad dataset line
     runs/<run_id>/rubric.json     the resolved rubric (Rubric.model_dump)
@@ -32,9 +36,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import quote
 
 from fmquality.config.rubric import Rubric
 from fmquality.domain.errors import LineError
+from fmquality.domain.payload import for_state
+from fmquality.domain.scores import DimensionScore
 from fmquality.domain.report import RunReport
 from fmquality.domain.results import ARMS, EvaluationResult
 from fmquality.report.junit import render_junit
@@ -137,6 +144,32 @@ def read_case(storage: Storage, key: str) -> dict[str, Any]:
 def read_items(storage: Storage, key: str) -> list[tuple[str, dict[str, Any]]]:
     """(arm, case) per element, in the order Prepare wrote them."""
     return [(str(item["arm"]), item["case"]) for item in json.loads(storage.read_bytes(key))]
+
+
+# judge/<arm>/<test_id>/<dimension>.json -------------------------------------------------------------
+
+JUDGE_TRACES = "judge/"
+
+
+def judge_trace_key(run_id: str, arm: str, test_id: str, dimension: str) -> str:
+    return run_key(run_id, f"{JUDGE_TRACES}{arm}/{quote(test_id, safe='')}/{dimension}.json")
+
+
+def score_for_state(score: DimensionScore, storage: Storage, bucket: str, run_id: str, arm: str,
+                    test_id: str) -> DimensionScore:
+    """The score as a state (and the result recorded from it) carries it (``domain.payload.for_state``).
+    When that copy is cut, the whole score is first written to its ``judge_trace_key`` (one PutObject:
+    a reader sees the whole file or none; a retried scorer writes the same key again) and the copy names
+    it in ``judge_trace_uri``; a score that fits is returned unchanged and nothing is written."""
+    key = judge_trace_key(run_id, arm, test_id, score.dimension)
+    cut = for_state(score, trace_uri=f"s3://{bucket}/{key}")
+    if cut is not score:
+        _write_json(storage, key, score.model_dump(mode="json"))
+    return cut
+
+
+def read_judge_trace(storage: Storage, key: str) -> DimensionScore:
+    return DimensionScore.model_validate_json(storage.read_bytes(key))
 
 
 # rubric.json ----------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "lambdas" / "fmquality"
 
 # Lowest first. A module may import its own layer and the layers below it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("domain", "retry"),
+    ("domain", "retry", "files"),
     ("config", "stats"),
     ("sensitivity",),
     ("language",),

@@ -12,67 +12,11 @@ every file it summarises is there.
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 from pathlib import Path
-from typing import IO
 
+from fmquality.files import StreamedFile, write_atomically, write_bytes_atomically  # noqa: F401 - this module's API
 from fmquality.run.layout import JUDGE_TRACES, RUN_OUTPUTS
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """``path`` holds ``text`` completely, or keeps what it held: never a part of it."""
-    write_bytes_atomically(path, text.encode("utf-8"))
-
-
-def write_bytes_atomically(path: Path, body: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(body)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-class StreamedFile:
-    """A file written piece by piece under a temporary name beside ``path``; ``publish`` puts it in
-    place whole (flushed, synced, renamed), ``discard`` removes it. As a context manager, a block
-    that raises discards what was not published."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, self.temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        self._file: IO[str] | None = os.fdopen(handle, "w", encoding="utf-8", newline="")
-
-    def write(self, text: str) -> None:
-        assert self._file is not None, "written after publish or discard"
-        self._file.write(text)
-
-    def publish(self) -> None:
-        assert self._file is not None, "published twice or after discard"
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        self._file = None
-        os.replace(self.temporary, self.path)
-
-    def discard(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-            Path(self.temporary).unlink(missing_ok=True)
-
-    def __enter__(self) -> "StreamedFile":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.discard()
 
 
 class FolderStorage:

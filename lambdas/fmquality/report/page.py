@@ -17,8 +17,6 @@ table and the details pane from them. Two sources feed it:
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from typing import Any
 from jinja2 import DictLoader, Environment, select_autoescape
 
 from fmquality.domain.report import RunReport
+from fmquality.files import StreamedFile
 from fmquality.report.agreement import kappa_subsets
 from fmquality.report.charts import bar_chart_svg, difference_strip_svg, paired_chart_svg
 from fmquality.report.page_assets import CALIBRATION_SECTION, PAGE_CSS, RUN_PAGE
@@ -217,16 +216,11 @@ def write_run_page(out: Path, *, dataset: Path | None = None, catalog: Path | No
     paths = {name: str(path) for name, path in (("dataset", dataset), ("catalog", catalog)) if path is not None}
     control = out / CONTROL_RESULTS
     target = out / REPORT_HTML
-    handle, temporary = tempfile.mkstemp(prefix=f".{REPORT_HTML}.", suffix=".tmp", dir=out)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            write_page(file.write, report, (item_record(r) for r in iter_results(out / RESULTS)),
-                       control_items=(control_record(r) for r in iter_results(control)) if control.is_file() else (),
-                       cases=dataset_cases(dataset or (Path(report.dataset) if "://" not in report.dataset else None)),
-                       history=points, history_from=str(history_folder), local_paths=paths,
-                       min_pass_rate=min_pass_rate)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with StreamedFile(target) as file:
+        write_page(file.write, report, (item_record(r) for r in iter_results(out / RESULTS)),
+                   control_items=(control_record(r) for r in iter_results(control)) if control.is_file() else (),
+                   cases=dataset_cases(dataset or (Path(report.dataset) if "://" not in report.dataset else None)),
+                   history=points, history_from=str(history_folder), local_paths=paths,
+                   min_pass_rate=min_pass_rate)
+        file.publish()
     return target

@@ -15,13 +15,12 @@ temporary file, so an interrupted command leaves it as it was.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from fmquality.domain.case import ExpectedBehavior, TestCase
 from fmquality.domain.errors import DatasetError
+from fmquality.files import write_atomically
 from fmquality.production.capture import TurnRecord, parse_turn_lines, redact_record
 from fmquality.production.redact import Redactor
 from fmquality.production.sample import turn_to_case
@@ -101,12 +100,4 @@ def append_case(dataset: Path, case: dict[str, Any]) -> None:
     if case["test_id"] in ids:
         raise DatasetError(f"{dataset} already holds {case['test_id']!r}")
     text = existing + ("" if not existing or existing.endswith("\n") else "\n") + json.dumps(case, ensure_ascii=False) + "\n"
-    dataset.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=dataset.parent, prefix=f".{dataset.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, dataset)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(dataset, text)

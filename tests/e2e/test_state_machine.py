@@ -365,3 +365,19 @@ def test_the_verdict_cache_outlives_a_state_machine_run(tmp_path, monkeypatch):
         return {(r := json.loads(line))["test_id"]: r["composite_score"] for line in outcome.results_jsonl.splitlines()}
 
     assert scores(second) == scores(first)
+
+
+def test_a_local_run_names_the_users_own_files_not_the_embedded_bucket(tmp_path):
+    """Issue 32.5: summary.md, report.json and rejected.jsonl of a local state-machine run named the
+    embedded bucket's copy (s3://fmquality-local-data/...) instead of the file the user gave."""
+    dataset = tmp_path / "my set.jsonl"  # a space: the name is written as given, JSON-escaped where JSON
+    dataset.write_text((FIXTURES / "cli_invalid.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    outcome = run_local_execution(dataset_path=dataset, skip_invalid=True, **PER_DIMENSION)
+    assert outcome.status == "SUCCEEDED"
+    for name in ("report.json", "summary.md", "rejected.jsonl"):
+        text = outcome.outputs[name]
+        assert "fmquality-local-data" not in text, name
+    assert json.loads(outcome.outputs["report.json"])["dataset"] == str(dataset)
+    assert str(dataset) in outcome.outputs["summary.md"]
+    rejected = [json.loads(line) for line in outcome.outputs["rejected.jsonl"].splitlines()]
+    assert rejected and all(line["file"] == str(dataset) for line in rejected)

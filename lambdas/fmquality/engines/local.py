@@ -15,6 +15,7 @@ beside the package). A test replaces a handler by monkeypatching its module's ``
 from __future__ import annotations
 
 import contextlib
+import html
 import importlib
 import json
 import logging
@@ -233,6 +234,31 @@ def _upload(s3: Any, key: str, path: Path) -> str:
     return f"s3://{BUCKET_NAME}/{key}"
 
 
+def _named_as_given(outputs: dict[str, Any], run: LocalRunInput) -> dict[str, Any]:
+    """The run's files with the embedded bucket's copies of the user's files (``_upload``) named by the
+    paths the user gave: a local run's summary, report and rejected lines name the user's own dataset."""
+    uploaded = {f"s3://{BUCKET_NAME}/datasets/{run.dataset_path.name}": run.dataset_path}
+    if run.catalog_path:
+        uploaded[f"s3://{BUCKET_NAME}/datasets/{run.catalog_path.name}"] = run.catalog_path
+    if run.rubric_path:
+        uploaded[f"s3://{BUCKET_NAME}/datasets/rubrics/{run.rubric_path.name}"] = run.rubric_path
+    out = {}
+    for name, body in outputs.items():
+        if not isinstance(body, (str, bytes)):
+            out[name] = body  # a file the run did not write
+            continue
+        text = body.decode("utf-8", errors="surrogateescape") if isinstance(body, bytes) else body
+        for uri, path in uploaded.items():
+            given = str(path)
+            if name.endswith((".json", ".jsonl")):
+                given = json.dumps(given)[1:-1]
+            elif name.endswith((".xml", ".html")):
+                given = html.escape(given)
+            text = text.replace(uri, given)
+        out[name] = text.encode("utf-8", errors="surrogateescape") if isinstance(body, bytes) else text
+    return out
+
+
 def _execution_input(client: Callable[[str], Any], run: LocalRunInput,
                      baseline_report: dict[str, Any] | None) -> dict[str, Any]:
     """The input document, its dataset, catalog and rubric uploaded, its baseline approved."""
@@ -425,6 +451,7 @@ def run_local_execution(
         run_id_out = _prepared_run_id(events)
         storage = BucketStorage(S3Store(client("s3")), BUCKET_NAME)
         outputs = layout.read_outputs(storage, layout.run_prefix(run_id_out)) if run_id_out else {}
+        outputs = _named_as_given(outputs, run)
         judge_traces = _judge_traces(client("s3"), run_id_out) if run_id_out else {}
         if verdicts:
             verdicts.keep()

@@ -381,3 +381,15 @@ def test_a_local_run_names_the_users_own_files_not_the_embedded_bucket(tmp_path)
     assert str(dataset) in outcome.outputs["summary.md"]
     rejected = [json.loads(line) for line in outcome.outputs["rejected.jsonl"].splitlines()]
     assert rejected and all(line["file"] == str(dataset) for line in rejected)
+
+
+@pytest.mark.parametrize("mode", ["combined", "per_dimension"])
+def test_the_progress_counts_every_item_in_either_judge_mode(mode):
+    """Issue 32.5: the progress line stayed at 0/N for a whole run judged in one call per item (ScoreCase
+    ends its item's branch; only Composite was counted)."""
+    seen: list[tuple[int, int]] = []
+    outcome = run_local_execution(dataset_path=FIXTURES / "cli_good.jsonl", judge_mode=mode,
+                                  on_progress=lambda done, total: seen.append((done, total)), **FAST)
+    assert outcome.status == "SUCCEEDED"
+    total = len((FIXTURES / "cli_good.jsonl").read_text(encoding="utf-8").splitlines())
+    assert seen[-1] == (total, total) and [d for d, _ in seen] == sorted(d for d, _ in seen)

@@ -360,15 +360,17 @@ class _VerdictCacheSync:
 
 
 def _progress_events(on_progress: Callable[[int, int], None] | None) -> Callable[[str, Any], None]:
-    """Items done of items to do: Prepare says how many, each Composite is one done."""
+    """Items done of items to do: Prepare says how many; an item is done by Composite (per-dimension
+    judging, and every error record) or by ScoreCase (one combined call: the offline judge's default),
+    which ends its item's branch itself."""
     state = {"done": 0, "total": 0}
 
     def on_event(role: str, result: Any) -> None:
         if role == "prepare" and isinstance(result, dict):
             state["total"] = int(result.get("item_count") or 0)
-        elif role == "composite":
+        elif role in ("composite", "score_case"):
             state["done"] += 1
-        if on_progress and role in ("prepare", "composite"):
+        if on_progress and role in ("prepare", "composite", "score_case"):
             on_progress(state["done"], state["total"])
 
     return on_event

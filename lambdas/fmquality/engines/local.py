@@ -15,7 +15,6 @@ beside the package). A test replaces a handler by monkeypatching its module's ``
 from __future__ import annotations
 
 import contextlib
-import html
 import importlib
 import json
 import logging
@@ -36,6 +35,7 @@ from fmquality.engines.definition import (LAMBDAS_DIR, expanded_definition, func
                                           local_definition, render_definition, rubric_dimensions)
 from fmquality.engines.inprocess import ACCOUNT, FUNCTION_PREFIX, REGION, HandlerDispatcher, handler_output_dropped
 from fmquality.engines.moto_hooks import compressed_retry_waits, parsed_json_paths_kept, route_lambda_invocations
+from fmquality.engines.outputs import named_as_given
 from fmquality.judges.cache import LocalVerdictStore
 from fmquality.run import layout
 from fmquality.run.baseline import approve_baseline
@@ -234,29 +234,10 @@ def _upload(s3: Any, key: str, path: Path) -> str:
     return f"s3://{BUCKET_NAME}/{key}"
 
 
-def _named_as_given(outputs: dict[str, Any], run: LocalRunInput) -> dict[str, Any]:
-    """The run's files with the embedded bucket's copies of the user's files (``_upload``) named by the
-    paths the user gave: a local run's summary, report and rejected lines name the user's own dataset."""
-    uploaded = {f"s3://{BUCKET_NAME}/datasets/{run.dataset_path.name}": run.dataset_path}
-    if run.catalog_path:
-        uploaded[f"s3://{BUCKET_NAME}/datasets/{run.catalog_path.name}"] = run.catalog_path
-    if run.rubric_path:
-        uploaded[f"s3://{BUCKET_NAME}/datasets/rubrics/{run.rubric_path.name}"] = run.rubric_path
-    out = {}
-    for name, body in outputs.items():
-        if not isinstance(body, (str, bytes)):
-            out[name] = body  # a file the run did not write
-            continue
-        text = body.decode("utf-8", errors="surrogateescape") if isinstance(body, bytes) else body
-        for uri, path in uploaded.items():
-            given = str(path)
-            if name.endswith((".json", ".jsonl")):
-                given = json.dumps(given)[1:-1]
-            elif name.endswith((".xml", ".html")):
-                given = html.escape(given)
-            text = text.replace(uri, given)
-        out[name] = text.encode("utf-8", errors="surrogateescape") if isinstance(body, bytes) else text
-    return out
+def _uploaded_as_given(run: LocalRunInput) -> dict[str, Path]:
+    """The embedded bucket's copy (``_upload``) of each file the user gave, and the path they gave."""
+    given = {run.dataset_path: "datasets/", run.catalog_path: "datasets/", run.rubric_path: "datasets/rubrics/"}
+    return {f"s3://{BUCKET_NAME}/{folder}{path.name}": path for path, folder in given.items() if path}
 
 
 def _execution_input(client: Callable[[str], Any], run: LocalRunInput,
@@ -360,9 +341,8 @@ class _VerdictCacheSync:
 
 
 def _progress_events(on_progress: Callable[[int, int], None] | None) -> Callable[[str, Any], None]:
-    """Items done of items to do: Prepare says how many; an item is done by Composite (per-dimension
-    judging, and every error record) or by ScoreCase (one combined call: the offline judge's default),
-    which ends its item's branch itself."""
+    """Items done of items to do: Prepare says how many; each Composite or ScoreCase (which ends its
+    item's branch itself) is one done."""
     state = {"done": 0, "total": 0}
 
     def on_event(role: str, result: Any) -> None:
@@ -453,7 +433,7 @@ def run_local_execution(
         run_id_out = _prepared_run_id(events)
         storage = BucketStorage(S3Store(client("s3")), BUCKET_NAME)
         outputs = layout.read_outputs(storage, layout.run_prefix(run_id_out)) if run_id_out else {}
-        outputs = _named_as_given(outputs, run)
+        outputs = named_as_given(outputs, _uploaded_as_given(run))
         judge_traces = _judge_traces(client("s3"), run_id_out) if run_id_out else {}
         if verdicts:
             verdicts.keep()

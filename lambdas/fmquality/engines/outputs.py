@@ -12,8 +12,11 @@ every file it summarises is there.
 from __future__ import annotations
 
 import contextlib
+import html
+import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from fmquality.files import StreamedFile, write_atomically, write_bytes_atomically  # noqa: F401 - this module's API
 from fmquality.run.layout import JUDGE_TRACES, RUN_OUTPUTS
@@ -53,3 +56,24 @@ def clear_run_outputs(out: Path) -> None:
     for folder in sorted((p for p in traces.glob("**/*") if p.is_dir()), key=lambda p: -len(p.parts)) + [traces]:
         with contextlib.suppress(OSError):  # a folder that holds anything else is kept
             folder.rmdir()
+
+
+def named_as_given(outputs: dict[str, Any], uploaded: dict[str, Path]) -> dict[str, Any]:
+    """A run's files with each embedded copy of a user's file (its URI, a key of ``uploaded``) named by
+    the path the user gave, escaped as each file's format needs: a local run's summary, report and
+    rejected lines name the user's own dataset, not the embedded bucket."""
+    out: dict[str, Any] = {}
+    for name, body in outputs.items():
+        if not isinstance(body, (str, bytes)):
+            out[name] = body  # a file the run did not write
+            continue
+        text = body.decode("utf-8", errors="surrogateescape") if isinstance(body, bytes) else body
+        for uri, path in uploaded.items():
+            given = str(path)
+            if name.endswith((".json", ".jsonl")):
+                given = json.dumps(given)[1:-1]
+            elif name.endswith((".xml", ".html")):
+                given = html.escape(given)
+            text = text.replace(uri, given)
+        out[name] = text.encode("utf-8", errors="surrogateescape") if isinstance(body, bytes) else text
+    return out

@@ -70,15 +70,19 @@ def _avoid(case: TestCase) -> list[float]:
     return [i.price for i in case.catalog] + [m.value for m in money_in(text)]
 
 
-def wrong_total(case: TestCase, ctx: Context) -> Perturbed | None:
-    found = computed_totals(case)
+def _restated_wrong(case: TestCase, ctx: Context, found: list[tuple[Money, str]], what: str) -> Perturbed | None:
+    """One of the ``found`` amounts the answer works out, stated as a value no evidence or step gives."""
     if not found:
         return None
     money, how = pick(ctx, found)
     text = answer(case)
     rendered = format_money(_wrong(money.value, money.currency, ctx, _avoid(case)), money)
     return Perturbed(with_response(case, replace_span(text, money.start, money.end, rendered)),
-                     f"computed amount {text[money.start:money.end]} ({how}) stated as {rendered}")
+                     f"{what} {text[money.start:money.end]} ({how}) stated as {rendered}")
+
+
+def wrong_total(case: TestCase, ctx: Context) -> Perturbed | None:
+    return _restated_wrong(case, ctx, computed_totals(case), "computed amount")
 
 
 def discounted_amounts(case: TestCase) -> list[tuple[Money, str]]:
@@ -105,11 +109,4 @@ def discounted_amounts(case: TestCase) -> list[tuple[Money, str]]:
 
 
 def wrong_discount(case: TestCase, ctx: Context) -> Perturbed | None:
-    found = discounted_amounts(case)
-    if not found:
-        return None
-    money, how = pick(ctx, found)
-    text = answer(case)
-    rendered = format_money(_wrong(money.value, money.currency, ctx, _avoid(case)), money)
-    return Perturbed(with_response(case, replace_span(text, money.start, money.end, rendered)),
-                     f"discounted amount {text[money.start:money.end]} ({how}) stated as {rendered}")
+    return _restated_wrong(case, ctx, discounted_amounts(case), "discounted amount")

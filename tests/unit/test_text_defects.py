@@ -131,24 +131,11 @@ def test_a_last_line_stopping_on_a_determiner_or_a_contracted_modal_is_cut_off(t
     assert truncation(text)
 
 
-@pytest.mark.parametrize("response", [
-    "Honestly, this is pretty basic stuff, but fine, here goes: manga is from Japan.",
-])
-def test_calling_the_question_basic_is_condescending(response):
-    assert "impolite" in (tone_finding(_en(response), response) or "")
-
-
-def test_a_simple_step_is_not_condescension():
-    response = "It's simple: go to Orders, pick the item and tap Return."
-    assert tone_finding(_en(response), response) is None
-
-
 @needs_analyser
 @pytest.mark.parametrize("response", [
     "クーポンコード欄にコードを入れればOKっす。1回の注文で1枚までです。",
-    "入力欄は次の手順で表示されます。普通に画面を見ればすぐ分かると思いますが、念のためご案内しました。",
 ])
-def test_slang_and_it_is_obvious_are_off_register_in_a_polite_answer(response):
+def test_slang_is_off_register_in_a_polite_answer(response):
     assert tone_finding(_ja(response), response)
 
 

@@ -289,8 +289,6 @@ _BLAME = re.compile(
     r"|\bnext time,? (?:please )?(?:read|check|look|make sure|be (?:more )?careful|pay attention|double-check)\b"
     r"|\b(?:read|check|look) (?:more )?(?:carefully|properly) (?:next time|before)\b"
     r"|\bif you (?:had )?(?:asked|read|checked|looked|paid attention)\b[^.!?]{0,30}\b(?:clearer|properly|carefully|first|better)\b"
-    # Condescension: the question called basic, the answer called obvious to anyone who looked.
-    r"|\b(?:pretty|really|very|super) basic (?:stuff|question)\b|\bbasic stuff\b|普通に(?:見れば|読めば|考えれば)|見ればすぐ(?:分か|わか)"
     # "You should have checked" holds a past act against the shopper; "what you should have" is possession.
     r"|\byou should(?: have|'ve) (?:\w+ed|read|known|seen|done|taken|bought|chosen|written|gone|kept)\b"
     r"|\bbefore (?:reaching out|contacting us|asking (?:us|me)|bothering)\b|\bclearly (?:shows|states|says)\b"
